@@ -1,0 +1,207 @@
+/* qlinear: ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, bit-exact.
+ *
+ * This C header is the library's binary contract: enum values are never renumbered, structs that
+ * may grow start with `struct_size`. It is C99-clean and has no dependency besides <stddef.h> and
+ * <stdint.h>.
+ *
+ * Conventions shared by every function below:
+ * - Sizes are in elements unless the name says bytes. All indexing is 64-bit.
+ * - Tensors are dense, row-major, host-endian (little-endian on every supported CPU, as ONNX
+ *   raw_data). Sub-byte types (uint4/int4/float4e2m1, uint2/int2) are packed over the whole
+ *   flattened tensor, element 0 in the low bits; the padding bits of the last byte are written
+ *   as zero.
+ * - No alignment is required for any pointer. Inputs are never read beyond their element count,
+ *   outputs never written beyond the bytes the result occupies (which must fit in `y_bytes`).
+ * - Inputs and the output must not overlap.
+ * - Every call validates all of its arguments before writing a single output byte. A rejected
+ *   call returns a non-zero status, leaves the output untouched, and sets a message for the
+ *   calling thread (qlinear_last_error) naming the argument and the rule.
+ * - All functions are reentrant and thread-safe; no global state is written after the first
+ *   call (the CPU-target choice is made by Highway and is thread-safe).
+ *
+ * Semantics (see README "Semantics decisions" and docs/SEMANTICS.md of the project):
+ * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
+ *   true division (never a reciprocal product unless proven bit-identical) in the precision the
+ *   opset defines: opset >= 23 the `precision` attribute if set, else y_scale's type; opsets 19
+ *   and 21 x's type; float64 where no float precision is defined (int32 x with a float scale in
+ *   opsets 10/13, int32 scales). float16/bfloat16 precision = float32 division rounded once (RNE).
+ *   float8e8m0 scales divide in float32 (2^-127 is kept as a float32 subnormal).
+ * - Integer outputs: +Inf -> qmax, -Inf -> qmin, NaN -> qmin, a zero scale follows from the
+ *   division (x/0 = +-Inf or NaN), negative scales are allowed.
+ * - float8 outputs: the zero point must be zero (it is not added, so -0 stays -0). saturate=1:
+ *   |q| >= max and +-Inf give +-max; saturate=0: values that round beyond max and Inf give NaN
+ *   (e4m3fn: 0x7F/0xFF, fnuz: 0x80) or +-Inf (e5m2). NaN gives 0x7F/0xFF (e4m3fn), 0x7E/0xFE
+ *   (e5m2), 0x80 (fnuz types).
+ * - float4e2m1 output: the zero point is added as a float before rounding; always saturating
+ *   (+-Inf -> +-6); +NaN -> 0x8 and -NaN -> 0x0 (as the ONNX reference implementation).
+ * - DequantizeLinear: y = float32(x - zero_point) * float32(scale), one float32 multiply, rounded
+ *   once (RNE) to float16/bfloat16 outputs. int32, float8 and float4 inputs need a zero zero point.
+ */
+#ifndef QLINEAR_QLINEAR_H_
+#define QLINEAR_QLINEAR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(QLINEAR_SHARED)
+#ifdef QLINEAR_BUILDING
+#define QLINEAR_API __declspec(dllexport)
+#else
+#define QLINEAR_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define QLINEAR_API __attribute__((visibility("default")))
+#else
+#define QLINEAR_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types: the ONNX TensorProto.DataType codes. Only those listed are accepted. */
+typedef enum qlinear_dtype {
+  QLINEAR_DTYPE_UNDEFINED = 0,
+  QLINEAR_DTYPE_FLOAT = 1, /* float32 */
+  QLINEAR_DTYPE_UINT8 = 2,
+  QLINEAR_DTYPE_INT8 = 3,
+  QLINEAR_DTYPE_UINT16 = 4,
+  QLINEAR_DTYPE_INT16 = 5,
+  QLINEAR_DTYPE_INT32 = 6,
+  QLINEAR_DTYPE_FLOAT16 = 10,
+  QLINEAR_DTYPE_BFLOAT16 = 16,
+  QLINEAR_DTYPE_FLOAT8E4M3FN = 17,
+  QLINEAR_DTYPE_FLOAT8E4M3FNUZ = 18,
+  QLINEAR_DTYPE_FLOAT8E5M2 = 19,
+  QLINEAR_DTYPE_FLOAT8E5M2FNUZ = 20,
+  QLINEAR_DTYPE_UINT4 = 21, /* packed, 2 per byte */
+  QLINEAR_DTYPE_INT4 = 22,  /* packed, 2 per byte */
+  QLINEAR_DTYPE_FLOAT4E2M1 = 23, /* packed, 2 per byte */
+  QLINEAR_DTYPE_FLOAT8E8M0 = 24, /* scales only: 2^(b-127), 0xFF = NaN */
+  QLINEAR_DTYPE_UINT2 = 25, /* packed, 4 per byte */
+  QLINEAR_DTYPE_INT2 = 26   /* packed, 4 per byte */
+} qlinear_dtype;
+
+/* Call results. Values are stable. */
+typedef enum qlinear_status {
+  QLINEAR_OK = 0,
+  QLINEAR_INVALID_ARGUMENT = 1,  /* null pointer, bad shape, attribute out of range, ... */
+  QLINEAR_UNSUPPORTED_TYPE = 2,  /* a type the requested opset does not allow */
+  QLINEAR_BUFFER_TOO_SMALL = 3,  /* y_bytes smaller than the result */
+  QLINEAR_OUT_OF_MEMORY = 4,
+  QLINEAR_INTERNAL_ERROR = 5
+} qlinear_status;
+
+/* Largest rank accepted (ONNX sets none; this bounds what a bad `rank` can make us read). */
+#define QLINEAR_MAX_RANK 64
+
+/* The newest ai.onnx opset whose Q/DQ semantics this library implements. */
+#define QLINEAR_NEWEST_OPSET 25
+
+/* A read-only tensor view. `shape` holds `rank` dimensions (may be NULL when rank is 0); `data`
+ * holds the elements (may be NULL when there are none). Sub-byte types are packed. */
+typedef struct qlinear_tensor {
+  int32_t dtype; /* qlinear_dtype */
+  int32_t rank;
+  const int64_t* shape;
+  const void* data;
+} qlinear_tensor;
+
+/* QuantizeLinear attributes. Initialise with qlinear_quantize_attrs_init (ONNX defaults), then
+ * change fields. A NULL attrs pointer means all defaults. */
+typedef struct qlinear_quantize_attrs {
+  uint32_t struct_size; /* sizeof(qlinear_quantize_attrs) of the caller's header */
+  int32_t opset;        /* the model's ai.onnx opset (>= 10); the operator version used is the
+                           newest one <= opset. 0 = QLINEAR_NEWEST_OPSET. */
+  int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only */
+  int64_t block_size;   /* default 0 (no blocking); opset >= 21 */
+  int32_t output_dtype; /* default 0 (from the zero point, else uint8); opset >= 21 */
+  int32_t saturate;     /* default 1; float8 outputs only; opset >= 19 */
+  int32_t precision;    /* default 0 (= y_scale's type); 1, 10 or 16; opset >= 23 */
+} qlinear_quantize_attrs;
+
+/* DequantizeLinear attributes, same conventions. */
+typedef struct qlinear_dequantize_attrs {
+  uint32_t struct_size;
+  int32_t opset;
+  int64_t axis;         /* default 1 */
+  int64_t block_size;   /* default 0; opset >= 21 */
+  int32_t output_dtype; /* default 0 (= the scale's type); 1, 10 or 16; opset >= 23 */
+  int32_t reserved;     /* must be 0 */
+} qlinear_dequantize_attrs;
+
+/* Fill with the ONNX defaults and struct_size. Never fails (NULL is ignored). */
+QLINEAR_API void qlinear_quantize_attrs_init(qlinear_quantize_attrs* attrs);
+QLINEAR_API void qlinear_dequantize_attrs_init(qlinear_dequantize_attrs* attrs);
+
+/* QuantizeLinear. x: float32/float16/bfloat16/int32. y_scale: per-tensor (one element),
+ * per-axis (1-D, length x.shape[axis]) or blocked (x's rank, ceil(D/block_size) on the axis).
+ * y_zero_point: NULL or the scale's shape (one-element shapes may differ for per-tensor); its
+ * dtype is the output type. y receives x's element count in the output type, packed for
+ * sub-byte types; y_bytes is the capacity of y in bytes (see qlinear_quantize_output_info). */
+QLINEAR_API qlinear_status qlinear_quantize_linear(const qlinear_tensor* x,
+                                                   const qlinear_tensor* y_scale,
+                                                   const qlinear_tensor* y_zero_point,
+                                                   const qlinear_quantize_attrs* attrs, void* y,
+                                                   size_t y_bytes);
+
+/* Validates a QuantizeLinear call without computing it: writes the output dtype and the number
+ * of bytes the output occupies. Either out-pointer may be NULL. */
+QLINEAR_API qlinear_status qlinear_quantize_output_info(const qlinear_tensor* x,
+                                                        const qlinear_tensor* y_scale,
+                                                        const qlinear_tensor* y_zero_point,
+                                                        const qlinear_quantize_attrs* attrs,
+                                                        int32_t* y_dtype, size_t* y_bytes);
+
+/* DequantizeLinear. x: uint8/int8/int32 (all opsets), float8 (19+), uint16/int16/uint4/int4
+ * (21+), float4e2m1 (23+), uint2/int2 (25). x_scale: float32; float16/bfloat16 (19+);
+ * float8e8m0 (24+, needs output_dtype). x_zero_point: NULL or x's type, the scale's shape.
+ * y: float32, or the scale's type (19+), or output_dtype (23+). */
+QLINEAR_API qlinear_status qlinear_dequantize_linear(const qlinear_tensor* x,
+                                                     const qlinear_tensor* x_scale,
+                                                     const qlinear_tensor* x_zero_point,
+                                                     const qlinear_dequantize_attrs* attrs,
+                                                     void* y, size_t y_bytes);
+
+QLINEAR_API qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,
+                                                          const qlinear_tensor* x_scale,
+                                                          const qlinear_tensor* x_zero_point,
+                                                          const qlinear_dequantize_attrs* attrs,
+                                                          int32_t* y_dtype, size_t* y_bytes);
+
+/* DynamicQuantizeLinear (opset 11): float32 x (at least one element) -> uint8 y (x's element
+ * count bytes), float32 scale and uint8 zero point. range = max(x, 0) - min(x, 0);
+ * scale = range / 255 (all-zero input: 1/255, as the ONNX reference); zero point =
+ * round_half_even(clamp(-min/scale, 0, 255)); y = QuantizeLinear(x, scale, zero point).
+ * NaN elements are ignored for the range and quantize to 0. */
+QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,
+                                                           size_t y_bytes, float* y_scale,
+                                                           uint8_t* y_zero_point);
+
+/* "float32", "int4", ... for a dtype code; "unknown" otherwise. Static storage. */
+QLINEAR_API const char* qlinear_dtype_name(int32_t dtype);
+
+/* "ok", "invalid argument", ... Static storage. */
+QLINEAR_API const char* qlinear_status_name(qlinear_status status);
+
+/* The message of the calling thread's last failed call ("" if none since the thread's last
+ * successful call). Valid until the thread's next qlinear call. */
+QLINEAR_API const char* qlinear_last_error(void);
+
+/* "MAJOR.MINOR.PATCH". Static storage. */
+QLINEAR_API const char* qlinear_version(void);
+
+/* Name of the SIMD target that a call made now would run on (e.g. "AVX3", "NEON", "SCALAR").
+ * Static storage. */
+QLINEAR_API const char* qlinear_active_target(void);
+
+/* Space-separated names of the SIMD targets compiled into the library, best first, and of
+ * those this CPU can run. Valid until the calling thread's next call of the same function. */
+QLINEAR_API const char* qlinear_compiled_targets(void);
+QLINEAR_API const char* qlinear_supported_targets(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* QLINEAR_QLINEAR_H_ */

@@ -1,0 +1,174 @@
+// qlinear C++ API: a header-only layer over the C ABI in qlinear.h (which holds the contract:
+// semantics, aliasing, alignment, thread safety). Nothing here throws; calls return a Status.
+#ifndef QLINEAR_QLINEAR_HPP_
+#define QLINEAR_QLINEAR_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+
+// ONNX TensorProto.DataType codes, as in qlinear_dtype.
+enum class DataType : int32_t {
+  kFloat = QLINEAR_DTYPE_FLOAT,
+  kUint8 = QLINEAR_DTYPE_UINT8,
+  kInt8 = QLINEAR_DTYPE_INT8,
+  kUint16 = QLINEAR_DTYPE_UINT16,
+  kInt16 = QLINEAR_DTYPE_INT16,
+  kInt32 = QLINEAR_DTYPE_INT32,
+  kFloat16 = QLINEAR_DTYPE_FLOAT16,
+  kBFloat16 = QLINEAR_DTYPE_BFLOAT16,
+  kFloat8E4M3FN = QLINEAR_DTYPE_FLOAT8E4M3FN,
+  kFloat8E4M3FNUZ = QLINEAR_DTYPE_FLOAT8E4M3FNUZ,
+  kFloat8E5M2 = QLINEAR_DTYPE_FLOAT8E5M2,
+  kFloat8E5M2FNUZ = QLINEAR_DTYPE_FLOAT8E5M2FNUZ,
+  kUint4 = QLINEAR_DTYPE_UINT4,
+  kInt4 = QLINEAR_DTYPE_INT4,
+  kFloat4E2M1 = QLINEAR_DTYPE_FLOAT4E2M1,
+  kFloat8E8M0 = QLINEAR_DTYPE_FLOAT8E8M0,
+  kUint2 = QLINEAR_DTYPE_UINT2,
+  kInt2 = QLINEAR_DTYPE_INT2,
+};
+
+inline const char* Name(DataType t) { return qlinear_dtype_name(static_cast<int32_t>(t)); }
+
+// A call's result: the C status and, on failure, the message naming the argument and the rule.
+class Status {
+ public:
+  Status() = default;
+  static Status FromC(qlinear_status code) {
+    Status s;
+    s.code_ = code;
+    if (code != QLINEAR_OK) s.message_ = qlinear_last_error();
+    return s;
+  }
+  bool ok() const { return code_ == QLINEAR_OK; }
+  explicit operator bool() const { return ok(); }
+  qlinear_status code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  qlinear_status code_ = QLINEAR_OK;
+  std::string message_;
+};
+
+// A read-only view of a dense tensor; the shape and data are the caller's and must outlive it.
+struct TensorView {
+  DataType dtype = DataType::kFloat;
+  const int64_t* shape = nullptr;
+  int32_t rank = 0;
+  const void* data = nullptr;
+
+  TensorView() = default;
+  TensorView(DataType t, const std::vector<int64_t>& dims, const void* d)
+      : dtype(t), shape(dims.data()), rank(static_cast<int32_t>(dims.size())), data(d) {}
+  TensorView(DataType t, const int64_t* dims, int32_t r, const void* d)
+      : dtype(t), shape(dims), rank(r), data(d) {}
+  qlinear_tensor c() const { return qlinear_tensor{static_cast<int32_t>(dtype), rank, shape, data}; }
+};
+
+// QuantizeLinear attributes with the ONNX defaults (opset 0 = newest).
+struct QuantizeAttrs {
+  int32_t opset = 0;
+  int64_t axis = 1;
+  int64_t block_size = 0;
+  int32_t output_dtype = 0;  // 0: from the zero point, else uint8
+  bool saturate = true;
+  int32_t precision = 0;     // 0: y_scale's type
+  qlinear_quantize_attrs c() const {
+    qlinear_quantize_attrs a;
+    qlinear_quantize_attrs_init(&a);
+    a.opset = opset;
+    a.axis = axis;
+    a.block_size = block_size;
+    a.output_dtype = output_dtype;
+    a.saturate = saturate ? 1 : 0;
+    a.precision = precision;
+    return a;
+  }
+};
+
+struct DequantizeAttrs {
+  int32_t opset = 0;
+  int64_t axis = 1;
+  int64_t block_size = 0;
+  int32_t output_dtype = 0;  // 0: the scale's type
+  qlinear_dequantize_attrs c() const {
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    a.opset = opset;
+    a.axis = axis;
+    a.block_size = block_size;
+    a.output_dtype = output_dtype;
+    return a;
+  }
+};
+
+// General QuantizeLinear; zero_point may be nullptr. y_bytes: capacity of y.
+inline Status QuantizeLinear(const TensorView& x, const TensorView& scale,
+                             const TensorView* zero_point, const QuantizeAttrs& attrs, void* y,
+                             size_t y_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_quantize_attrs ca = attrs.c();
+  return Status::FromC(
+      qlinear_quantize_linear(&cx, &cs, zero_point ? &cz : nullptr, &ca, y, y_bytes));
+}
+
+inline Status DequantizeLinear(const TensorView& x, const TensorView& scale,
+                               const TensorView* zero_point, const DequantizeAttrs& attrs, void* y,
+                               size_t y_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_dequantize_attrs ca = attrs.c();
+  return Status::FromC(
+      qlinear_dequantize_linear(&cx, &cs, zero_point ? &cz : nullptr, &ca, y, y_bytes));
+}
+
+namespace detail {
+template <class T> struct QType;
+template <> struct QType<uint8_t> { static constexpr DataType kType = DataType::kUint8; };
+template <> struct QType<int8_t> { static constexpr DataType kType = DataType::kInt8; };
+template <> struct QType<uint16_t> { static constexpr DataType kType = DataType::kUint16; };
+template <> struct QType<int16_t> { static constexpr DataType kType = DataType::kInt16; };
+}  // namespace detail
+
+// Per-tensor float32 -> uint8/int8/uint16/int16 for n elements: y[i] = saturate(rint(x[i] /
+// scale) + zero_point).
+template <class Q>
+Status QuantizeLinear(const float* x, size_t n, float scale, Q zero_point, Q* y) {
+  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  const TensorView tx(DataType::kFloat, dims, 1, x);
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  const TensorView tz(detail::QType<Q>::kType, nullptr, 0, &zero_point);
+  return QuantizeLinear(tx, ts, &tz, QuantizeAttrs{}, y, n * sizeof(Q));
+}
+
+// Per-tensor uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale.
+template <class Q>
+Status DequantizeLinear(const Q* x, size_t n, float scale, Q zero_point, float* y) {
+  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  const TensorView tx(detail::QType<Q>::kType, dims, 1, x);
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  const TensorView tz(detail::QType<Q>::kType, nullptr, 0, &zero_point);
+  return DequantizeLinear(tx, ts, &tz, DequantizeAttrs{}, y, n * sizeof(float));
+}
+
+// DynamicQuantizeLinear of n float32 values (n >= 1) into uint8.
+inline Status DynamicQuantizeLinear(const float* x, size_t n, uint8_t* y, float* scale,
+                                    uint8_t* zero_point) {
+  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, dims, x};
+  return Status::FromC(qlinear_dynamic_quantize_linear(&tx, y, n, scale, zero_point));
+}
+
+inline const char* Version() { return qlinear_version(); }
+inline const char* ActiveTarget() { return qlinear_active_target(); }
+
+}  // namespace qlinear
+
+#endif  // QLINEAR_QLINEAR_HPP_

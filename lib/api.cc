@@ -1,0 +1,196 @@
+// The C ABI: validate (plan), check the output, execute. Nothing throws across this boundary.
+#include <cstring>
+#include <new>
+
+#include "hwy/targets.h"
+
+#include "dtype.h"
+#include "error.h"
+#include "kernels.h"
+#include "plan.h"
+#include "qlinear/qlinear.h"
+
+#ifndef QLINEAR_VERSION_STRING
+#define QLINEAR_VERSION_STRING "0.0.0"
+#endif
+
+namespace qlinear {
+namespace {
+
+// Runs a call body, mapping any escaping exception to a status (none is expected: the
+// library does not allocate on its validated paths except where noted, and never throws).
+template <class Body>
+qlinear_status Guarded(Body&& body) {
+  try {
+    const qlinear_status s = body();
+    if (s == QLINEAR_OK) ClearError();
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Fail(QLINEAR_OUT_OF_MEMORY, "out of memory");
+  } catch (...) {
+    return Fail(QLINEAR_INTERNAL_ERROR, "internal error");
+  }
+}
+
+// Target names of a Highway bit mask, best (lowest bit) first.
+const char* TargetList(int64_t mask, char (&buf)[256]) {
+  buf[0] = '\0';
+  for (int bit = 0; bit < 63; ++bit) {
+    const int64_t t = int64_t{1} << bit;
+    if ((mask & t) == 0) continue;
+    if (buf[0] != '\0') std::strncat(buf, " ", sizeof(buf) - std::strlen(buf) - 1);
+    std::strncat(buf, hwy::TargetName(t), sizeof(buf) - std::strlen(buf) - 1);
+  }
+  return buf;
+}
+
+}  // namespace
+}  // namespace qlinear
+
+using namespace qlinear;
+
+extern "C" {
+
+void qlinear_quantize_attrs_init(qlinear_quantize_attrs* a) {
+  if (a == nullptr) return;
+  a->struct_size = sizeof(*a);
+  a->opset = 0;
+  a->axis = 1;
+  a->block_size = 0;
+  a->output_dtype = 0;
+  a->saturate = 1;
+  a->precision = 0;
+}
+
+void qlinear_dequantize_attrs_init(qlinear_dequantize_attrs* a) {
+  if (a == nullptr) return;
+  a->struct_size = sizeof(*a);
+  a->opset = 0;
+  a->axis = 1;
+  a->block_size = 0;
+  a->output_dtype = 0;
+  a->reserved = 0;
+}
+
+qlinear_status qlinear_quantize_output_info(const qlinear_tensor* x, const qlinear_tensor* y_scale,
+                                            const qlinear_tensor* y_zero_point,
+                                            const qlinear_quantize_attrs* attrs, int32_t* y_dtype,
+                                            size_t* y_bytes) {
+  return Guarded([&] {
+    QuantizePlan p;
+    const qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if (y_dtype) *y_dtype = static_cast<int32_t>(p.y_type);
+    if (y_bytes) *y_bytes = static_cast<size_t>(p.y_bytes);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_linear(const qlinear_tensor* x, const qlinear_tensor* y_scale,
+                                       const qlinear_tensor* y_zero_point,
+                                       const qlinear_quantize_attrs* attrs, void* y,
+                                       size_t y_bytes) {
+  return Guarded([&] {
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    ExecuteQuantize(p, y);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,
+                                              const qlinear_tensor* x_scale,
+                                              const qlinear_tensor* x_zero_point,
+                                              const qlinear_dequantize_attrs* attrs,
+                                              int32_t* y_dtype, size_t* y_bytes) {
+  return Guarded([&] {
+    DequantizePlan p;
+    const qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if (y_dtype) *y_dtype = static_cast<int32_t>(p.y_type);
+    if (y_bytes) *y_bytes = static_cast<size_t>(p.y_bytes);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dequantize_linear(const qlinear_tensor* x, const qlinear_tensor* x_scale,
+                                         const qlinear_tensor* x_zero_point,
+                                         const qlinear_dequantize_attrs* attrs, void* y,
+                                         size_t y_bytes) {
+  return Guarded([&] {
+    DequantizePlan p;
+    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    ExecuteDequantize(p, y);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,
+                                               size_t y_bytes, float* y_scale,
+                                               uint8_t* y_zero_point) {
+  return Guarded([&] {
+    if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
+    if (x->dtype != QLINEAR_DTYPE_FLOAT) {
+      const DTypeInfo* info = FindDType(x->dtype);
+      return Fail(QLINEAR_UNSUPPORTED_TYPE,
+                  "x: DynamicQuantizeLinear-11 takes float32, got %s", info ? info->name : "unknown");
+    }
+    if (y_scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "y_scale: pointer is NULL");
+    if (y_zero_point == nullptr) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "y_zero_point: pointer is NULL");
+    }
+    // Reuse the QuantizeLinear shape checks with a per-tensor float32 scale.
+    const float one = 1.0f;
+    const qlinear_tensor scale{QLINEAR_DTYPE_FLOAT, 0, nullptr, &one};
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, &scale, nullptr, nullptr, &p);
+    if (s != QLINEAR_OK) return s;
+    if (p.layout.count == 0) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "x: DynamicQuantizeLinear needs at least one element (the range is undefined)");
+    }
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    ExecuteDynamicQuantize(static_cast<const float*>(x->data), p.layout.count, y, y_scale,
+                           y_zero_point);
+    return QLINEAR_OK;
+  });
+}
+
+const char* qlinear_dtype_name(int32_t dtype) {
+  const DTypeInfo* info = FindDType(dtype);
+  return info ? info->name : "unknown";
+}
+
+const char* qlinear_status_name(qlinear_status status) {
+  switch (status) {
+    case QLINEAR_OK: return "ok";
+    case QLINEAR_INVALID_ARGUMENT: return "invalid argument";
+    case QLINEAR_UNSUPPORTED_TYPE: return "unsupported type";
+    case QLINEAR_BUFFER_TOO_SMALL: return "buffer too small";
+    case QLINEAR_OUT_OF_MEMORY: return "out of memory";
+    case QLINEAR_INTERNAL_ERROR: return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* qlinear_last_error(void) { return LastError(); }
+
+const char* qlinear_version(void) { return QLINEAR_VERSION_STRING; }
+
+const char* qlinear_active_target(void) { return ActiveTargetName(); }
+
+const char* qlinear_compiled_targets(void) {
+  thread_local char buf[256];
+  return TargetList(CompiledTargetMask(), buf);
+}
+
+const char* qlinear_supported_targets(void) {
+  thread_local char buf[256];
+  return TargetList(SupportedTargetMask(), buf);
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// The one list of element types and their facts. Nothing else in qlinear writes -8, 15 or 448.
+#ifndef QLINEAR_LIB_DTYPE_H_
+#define QLINEAR_LIB_DTYPE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace qlinear {
+
+enum class Kind : uint8_t {
+  kFloat,      // float32, float16, bfloat16: x, scales, DQ outputs
+  kInt,        // integers, incl. packed sub-byte ones
+  kMiniFloat,  // float8 x4, float4e2m1: quantized floats
+  kScaleOnly,  // float8e8m0
+};
+
+// X(enumerator, onnx code, name, bits, kind, signed, qmin, qmax)
+// qmin/qmax are the saturation range of integer types (0 for the others).
+#define QLINEAR_DTYPE_LIST(X)                                           \
+  X(kFloat32, 1, "float32", 32, kFloat, true, 0, 0)                     \
+  X(kUint8, 2, "uint8", 8, kInt, false, 0, 255)                         \
+  X(kInt8, 3, "int8", 8, kInt, true, -128, 127)                         \
+  X(kUint16, 4, "uint16", 16, kInt, false, 0, 65535)                    \
+  X(kInt16, 5, "int16", 16, kInt, true, -32768, 32767)                  \
+  X(kInt32, 6, "int32", 32, kInt, true, INT32_MIN, INT32_MAX)           \
+  X(kFloat16, 10, "float16", 16, kFloat, true, 0, 0)                    \
+  X(kBFloat16, 16, "bfloat16", 16, kFloat, true, 0, 0)                  \
+  X(kFloat8E4M3FN, 17, "float8e4m3fn", 8, kMiniFloat, true, 0, 0)       \
+  X(kFloat8E4M3FNUZ, 18, "float8e4m3fnuz", 8, kMiniFloat, true, 0, 0)   \
+  X(kFloat8E5M2, 19, "float8e5m2", 8, kMiniFloat, true, 0, 0)           \
+  X(kFloat8E5M2FNUZ, 20, "float8e5m2fnuz", 8, kMiniFloat, true, 0, 0)   \
+  X(kUint4, 21, "uint4", 4, kInt, false, 0, 15)                         \
+  X(kInt4, 22, "int4", 4, kInt, true, -8, 7)                            \
+  X(kFloat4E2M1, 23, "float4e2m1", 4, kMiniFloat, true, 0, 0)           \
+  X(kFloat8E8M0, 24, "float8e8m0", 8, kScaleOnly, false, 0, 0)          \
+  X(kUint2, 25, "uint2", 2, kInt, false, 0, 3)                          \
+  X(kInt2, 26, "int2", 2, kInt, true, -2, 1)
+
+enum class DType : int32_t {
+  kUndefined = 0,
+#define QLINEAR_X(e, code, name, bits, kind, sgn, lo, hi) e = code,
+  QLINEAR_DTYPE_LIST(QLINEAR_X)
+#undef QLINEAR_X
+};
+
+struct DTypeInfo {
+  DType type;
+  const char* name;
+  int bits;  // bits per element (4 and 2 are packed)
+  Kind kind;
+  bool is_signed;
+  int32_t qmin, qmax;
+};
+
+// Facts for a code, or nullptr when the code is not one of the list.
+const DTypeInfo* FindDType(int32_t code);
+inline const DTypeInfo& Info(DType t) { return *FindDType(static_cast<int32_t>(t)); }
+inline const char* Name(DType t) {
+  const DTypeInfo* i = FindDType(static_cast<int32_t>(t));
+  return i ? i->name : "unknown";
+}
+
+// Bytes that `count` elements of `t` occupy (packed for sub-byte types). Caller checks overflow.
+inline uint64_t StorageBytes(DType t, uint64_t count) {
+  const uint64_t bits = static_cast<uint64_t>(Info(t).bits);
+  return bits >= 8 ? count * (bits / 8) : (count + (8 / bits) - 1) / (8 / bits);
+}
+
+// Largest element count whose StorageBytes does not overflow uint64.
+inline uint64_t MaxCountFor(DType t) {
+  const uint64_t bits = static_cast<uint64_t>(Info(t).bits);
+  return bits >= 8 ? UINT64_MAX / (bits / 8) : UINT64_MAX;
+}
+
+inline bool IsSubByte(DType t) { return Info(t).bits < 8; }
+
+}  // namespace qlinear
+
+#endif  // QLINEAR_LIB_DTYPE_H_

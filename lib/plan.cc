@@ -1,0 +1,511 @@
+// Validation (README decisions 6-7, SEMANTICS.md 5) and plan building for Q and DQ.
+#include "plan.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+
+#include "error.h"
+#include "minifloat.h"
+
+namespace qlinear {
+namespace {
+
+constexpr int kVersions[] = {10, 13, 19, 21, 23, 24, 25};
+
+// Shape rendered as "[3, 2]" into a small buffer (messages only).
+struct ShapeText {
+  char text[96];
+  explicit ShapeText(const qlinear_tensor& t) {
+    size_t n = 0;
+    text[n++] = '[';
+    for (int32_t i = 0; i < t.rank && n < sizeof(text) - 8; ++i) {
+      n += std::snprintf(text + n, sizeof(text) - n, i ? ", %lld" : "%lld",
+                         static_cast<long long>(t.shape[i]));
+    }
+    if (n > sizeof(text) - 8) n = sizeof(text) - 8;
+    std::snprintf(text + n, sizeof(text) - n, "]");
+  }
+};
+
+bool OneOf(DType t, std::initializer_list<DType> list) {
+  for (DType d : list) {
+    if (d == t) return true;
+  }
+  return false;
+}
+
+qlinear_status ResolveVersion(const char* op, int32_t opset, int* version) {
+  if (opset == 0) opset = QLINEAR_NEWEST_OPSET;
+  if (opset < 10) {
+    return Fail(QLINEAR_UNSUPPORTED_TYPE, "opset: %s needs opset >= 10, got %d", op,
+                static_cast<int>(opset));
+  }
+  if (opset > QLINEAR_NEWEST_OPSET) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "opset: %d is newer than the newest supported (%d)",
+                static_cast<int>(opset), QLINEAR_NEWEST_OPSET);
+  }
+  for (int v : kVersions) {
+    if (v <= opset) *version = v;
+  }
+  return QLINEAR_OK;
+}
+
+// Shape, data pointer and element count of one tensor argument.
+qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* count) {
+  if (t.rank < 0 || t.rank > QLINEAR_MAX_RANK) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: rank %d is outside [0, %d]", name,
+                static_cast<int>(t.rank), QLINEAR_MAX_RANK);
+  }
+  if (t.rank > 0 && t.shape == nullptr) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: shape is NULL with rank %d", name,
+                static_cast<int>(t.rank));
+  }
+  const DTypeInfo* info = FindDType(t.dtype);
+  if (info == nullptr) {
+    return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: dtype code %d is not a type qlinear knows", name,
+                static_cast<int>(t.dtype));
+  }
+  // Count must fit int64 and its storage size must fit size_t (so byte offsets never overflow).
+  const uint64_t max_count = MaxCountFor(info->type) < static_cast<uint64_t>(INT64_MAX)
+                                 ? MaxCountFor(info->type)
+                                 : static_cast<uint64_t>(INT64_MAX);
+  bool empty = false;
+  for (int32_t i = 0; i < t.rank; ++i) {
+    if (t.shape[i] < 0) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: dimension %d is negative (%lld)", name,
+                  static_cast<int>(i), static_cast<long long>(t.shape[i]));
+    }
+    empty |= t.shape[i] == 0;
+  }
+  uint64_t n = empty ? 0 : 1;
+  for (int32_t i = 0; i < t.rank && !empty; ++i) {
+    const uint64_t d = static_cast<uint64_t>(t.shape[i]);
+    if (n > max_count / d) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: element count of shape %s overflows 64-bit sizes",
+                  name, ShapeText(t).text);
+    }
+    n *= d;
+  }
+  if (StorageBytes(info->type, n) > static_cast<uint64_t>(SIZE_MAX)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %llu elements do not fit in memory", name,
+                static_cast<unsigned long long>(n));
+  }
+  if (n > 0 && t.data == nullptr) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: data is NULL with %llu elements", name,
+                static_cast<unsigned long long>(n));
+  }
+  *count = static_cast<int64_t>(n);
+  return QLINEAR_OK;
+}
+
+qlinear_status NormalizeAxis(int64_t axis, int32_t rank, int64_t* out) {
+  if (axis < -static_cast<int64_t>(rank) || axis >= rank) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "axis: %lld is out of range [%d, %d] for x of rank %d",
+                static_cast<long long>(axis), -static_cast<int>(rank), static_cast<int>(rank) - 1,
+                static_cast<int>(rank));
+  }
+  *out = axis < 0 ? axis + rank : axis;
+  return QLINEAR_OK;
+}
+
+bool SameShape(const qlinear_tensor& a, const qlinear_tensor& b) {
+  if (a.rank != b.rank) return false;
+  for (int32_t i = 0; i < a.rank; ++i) {
+    if (a.shape[i] != b.shape[i]) return false;
+  }
+  return true;
+}
+
+// Granularity from the scale's shape (SEMANTICS.md 5.1). `max_granularity` is the richest the
+// operator version allows. Names are the op's own input names, for the messages.
+qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinear_tensor& scale,
+                          int64_t scale_count, const qlinear_tensor* zp, int64_t zp_count,
+                          int64_t axis, int64_t block, Granularity max_granularity,
+                          const char* op, const char* scale_name, const char* zp_name,
+                          Layout* l) {
+  l->count = x_count;
+  l->scale_count = scale_count;
+  if (scale_count == 0 && x_count > 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: is empty (shape %s)", scale_name,
+                ShapeText(scale).text);
+  }
+  if (block == 0 && scale_count == 1) {
+    l->granularity = Granularity::kPerTensor;
+    l->outer = 1;
+    l->axis_dim = x_count;
+    l->inner = 1;
+    if (zp != nullptr && zp_count != 1) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "%s: must have the scale's shape (one element for a per-tensor scale), got %s",
+                  zp_name, ShapeText(*zp).text);
+    }
+    return QLINEAR_OK;
+  }
+  if (max_granularity == Granularity::kPerTensor) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %s takes a per-tensor scale (one element), got %s",
+                scale_name, op, ShapeText(scale).text);
+  }
+  int64_t a = 0;
+  qlinear_status s = NormalizeAxis(axis, x.rank, &a);
+  if (s != QLINEAR_OK) return s;
+  l->outer = 1;
+  l->inner = 1;
+  for (int32_t i = 0; i < x.rank; ++i) {
+    if (i < a) l->outer *= x.shape[i];
+    if (i > a) l->inner *= x.shape[i];
+  }
+  l->axis_dim = x.shape[a];
+  if (block == 0) {
+    l->granularity = Granularity::kPerAxis;
+    if (scale.rank != 1 || scale.shape[0] != l->axis_dim) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "%s: per-axis quantization needs a 1-D scale of length x.shape[%lld] = %lld, "
+                  "got %s",
+                  scale_name, static_cast<long long>(a), static_cast<long long>(l->axis_dim),
+                  ShapeText(scale).text);
+    }
+  } else {
+    if (max_granularity != Granularity::kBlocked) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "block_size: %s has no blocked quantization", op);
+    }
+    l->granularity = Granularity::kBlocked;
+    l->block = block;
+    l->scale_axis = l->axis_dim / block + (l->axis_dim % block != 0);
+    if (scale.rank != x.rank) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "%s: blocked quantization needs a scale of x's rank (%d), got %s", scale_name,
+                  static_cast<int>(x.rank), ShapeText(scale).text);
+    }
+    for (int32_t i = 0; i < x.rank; ++i) {
+      if (i != a && scale.shape[i] != x.shape[i]) {
+        return Fail(QLINEAR_INVALID_ARGUMENT,
+                    "%s: blocked quantization needs dimension %d equal to x's (%lld), got %lld",
+                    scale_name, static_cast<int>(i), static_cast<long long>(x.shape[i]),
+                    static_cast<long long>(scale.shape[i]));
+      }
+    }
+    if (scale.shape[a] != l->scale_axis) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "%s: blocked quantization needs %lld entries on axis %lld (ceil(%lld/%lld)), "
+                  "got %lld",
+                  scale_name, static_cast<long long>(l->scale_axis), static_cast<long long>(a),
+                  static_cast<long long>(l->axis_dim), static_cast<long long>(block),
+                  static_cast<long long>(scale.shape[a]));
+    }
+  }
+  if (zp != nullptr && !SameShape(*zp, scale)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must have the scale's shape %s, got %s", zp_name,
+                ShapeText(scale).text, ShapeText(*zp).text);
+  }
+  return QLINEAR_OK;
+}
+
+// Copies a caller's attribute struct over the defaults (older, smaller structs keep the
+// defaults of the fields they do not have; newer, larger ones are read as far as we know).
+template <class Attrs>
+qlinear_status ReadAttrs(const Attrs* in, void (*init)(Attrs*), Attrs* out) {
+  init(out);
+  if (in == nullptr) return QLINEAR_OK;
+  if (in->struct_size < sizeof(uint32_t) + sizeof(int32_t)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "attrs: struct_size is %u; initialise attributes with their _init function",
+                static_cast<unsigned>(in->struct_size));
+  }
+  const size_t n = in->struct_size < sizeof(Attrs) ? in->struct_size : sizeof(Attrs);
+  std::memcpy(out, in, n);
+  out->struct_size = sizeof(Attrs);
+  return QLINEAR_OK;
+}
+
+qlinear_status AttrNeedsOpset(const char* attr, const char* op, int version, int needed) {
+  return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %s-%d has no such attribute (needs opset >= %d)",
+              attr, op, version, needed);
+}
+
+qlinear_status WrongType(const char* name, DType t, const char* op, int version,
+                         const char* allowed) {
+  return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s-%d does not take %s (allowed: %s)", name, op,
+              version, Name(t), allowed);
+}
+
+bool IsFloat8(DType t) {
+  return OneOf(t, {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                   DType::kFloat8E5M2FNUZ});
+}
+
+// Code of element i of a float8 / float4 tensor.
+uint8_t MiniCode(DType t, const void* data, int64_t i) {
+  const uint8_t* b = static_cast<const uint8_t*>(data);
+  if (t == DType::kFloat4E2M1) return static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF);
+  return b[i];
+}
+
+// float8/float4 zero points must be (+-)0 where the rules say so; int32 ones must be 0.
+qlinear_status CheckZeroPointIsZero(const char* name, DType t, const void* data, int64_t count,
+                                    const char* why) {
+  for (int64_t i = 0; i < count; ++i) {
+    bool zero;
+    long long shown;
+    if (t == DType::kInt32) {
+      int32_t v;
+      std::memcpy(&v, static_cast<const char*>(data) + 4 * i, 4);
+      zero = v == 0;
+      shown = v;
+    } else {
+      const uint8_t c = MiniCode(t, data, i);
+      zero = DecodeMiniFloat(t, c) == 0.0f;  // NaN compares unequal: rejected
+      shown = c;
+    }
+    if (!zero) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must be zero %s, element %lld is %s%llx", name,
+                  why, static_cast<long long>(i), t == DType::kInt32 ? "" : "0x",
+                  static_cast<unsigned long long>(shown));
+    }
+  }
+  return QLINEAR_OK;
+}
+
+const char* kQXTypes10 = "float32, int32";
+const char* kQXTypes19 = "float32, float16, bfloat16, int32";
+
+}  // namespace
+
+qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed) {
+  if (needed > 0 && y == nullptr) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "y: output pointer is NULL, %llu bytes needed",
+                static_cast<unsigned long long>(needed));
+  }
+  if (static_cast<uint64_t>(y_bytes) < needed) {
+    return Fail(QLINEAR_BUFFER_TOO_SMALL, "y_bytes: output needs %llu bytes, got %llu",
+                static_cast<unsigned long long>(needed), static_cast<unsigned long long>(y_bytes));
+  }
+  return QLINEAR_OK;
+}
+
+qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
+                            const qlinear_tensor* zp, const qlinear_quantize_attrs* attrs_in,
+                            QuantizePlan* p) {
+  static const char* kOp = "QuantizeLinear";
+  if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
+  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "y_scale: tensor pointer is NULL");
+  qlinear_quantize_attrs a;
+  qlinear_status s = ReadAttrs(attrs_in, qlinear_quantize_attrs_init, &a);
+  if (s != QLINEAR_OK) return s;
+  int v = 0;
+  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  p->version = v;
+
+  int64_t x_count = 0, scale_count = 0, zp_count = 0;
+  if ((s = CheckTensor("x", *x, &x_count)) != QLINEAR_OK) return s;
+  if ((s = CheckTensor("y_scale", *scale, &scale_count)) != QLINEAR_OK) return s;
+  if (zp != nullptr && (s = CheckTensor("y_zero_point", *zp, &zp_count)) != QLINEAR_OK) return s;
+
+  // Types of x and the scale, per operator version.
+  const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
+  if (v < 19 ? !OneOf(xt, {DType::kFloat32, DType::kInt32})
+             : !OneOf(xt, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32})) {
+    return WrongType("x", xt, kOp, v, v < 19 ? kQXTypes10 : kQXTypes19);
+  }
+  if (v < 19) {
+    if (st != DType::kFloat32) return WrongType("y_scale", st, kOp, v, "float32");
+  } else if (v < 23) {
+    if (st != xt) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE,
+                  "y_scale: %s-%d needs the scale in x's type (%s), got %s (mixed types need "
+                  "opset >= 23)",
+                  kOp, v, Name(xt), Name(st));
+    }
+  } else if (!OneOf(st, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32}) &&
+             !(v >= 24 && st == DType::kFloat8E8M0)) {
+    return WrongType("y_scale", st, kOp, v,
+                     v >= 24 ? "float32, float16, bfloat16, int32, float8e8m0"
+                             : "float32, float16, bfloat16, int32");
+  }
+
+  // Attributes that the operator version does not have must keep their defaults.
+  if (v < 13 && a.axis != 1) return AttrNeedsOpset("axis", kOp, v, 13);
+  if (v < 19 && a.saturate != 1) return AttrNeedsOpset("saturate", kOp, v, 19);
+  if (v < 21 && a.block_size != 0) return AttrNeedsOpset("block_size", kOp, v, 21);
+  if (v < 21 && a.output_dtype != 0) return AttrNeedsOpset("output_dtype", kOp, v, 21);
+  if (v < 23 && a.precision != 0) return AttrNeedsOpset("precision", kOp, v, 23);
+  if (a.block_size < 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "block_size: must be >= 0, got %lld",
+                static_cast<long long>(a.block_size));
+  }
+
+  // Output type: the zero point's type, else output_dtype, else uint8.
+  DType yt = DType::kUint8;
+  if (zp != nullptr) {
+    yt = static_cast<DType>(zp->dtype);
+    if (a.output_dtype != 0 && a.output_dtype != zp->dtype) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "output_dtype: %s (%d) does not match y_zero_point type %s",
+                  FindDType(a.output_dtype) ? Name(static_cast<DType>(a.output_dtype)) : "unknown",
+                  static_cast<int>(a.output_dtype), Name(yt));
+    }
+  } else if (a.output_dtype != 0) {
+    if (FindDType(a.output_dtype) == nullptr) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "output_dtype: %d is not a type qlinear knows",
+                  static_cast<int>(a.output_dtype));
+    }
+    yt = static_cast<DType>(a.output_dtype);
+  }
+  const char* y_name = zp != nullptr ? "y_zero_point" : "output_dtype";
+  {
+    int needed = 0;  // opset that introduced yt as an output
+    if (OneOf(yt, {DType::kUint8, DType::kInt8})) needed = 10;
+    else if (IsFloat8(yt)) needed = 19;
+    else if (OneOf(yt, {DType::kUint16, DType::kInt16, DType::kUint4, DType::kInt4})) needed = 21;
+    else if (yt == DType::kFloat4E2M1) needed = 23;
+    else if (OneOf(yt, {DType::kUint2, DType::kInt2})) needed = 25;
+    if (needed == 0) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s is not a quantized type", y_name, Name(yt));
+    }
+    if (v < needed) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s output needs opset >= %d (%s-%d)", y_name,
+                  Name(yt), needed, kOp, v);
+    }
+  }
+
+  // Division precision (README decision 2).
+  Prec prec = Prec::kF32;
+  DType prec_type = v >= 23 ? st : xt;
+  if (v >= 23 && a.precision != 0) {
+    if (!OneOf(static_cast<DType>(a.precision),
+               {DType::kFloat32, DType::kFloat16, DType::kBFloat16})) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "precision: must be 0, 1 (float32), 10 (float16) or 16 (bfloat16), got %d",
+                  static_cast<int>(a.precision));
+    }
+    prec_type = static_cast<DType>(a.precision);
+  }
+  switch (prec_type) {
+    case DType::kFloat16: prec = Prec::kF16; break;
+    case DType::kBFloat16: prec = Prec::kBF16; break;
+    case DType::kInt32: prec = Prec::kF64; break;
+    default: prec = Prec::kF32; break;  // float32, float8e8m0
+  }
+  if (v < 19 && xt == DType::kInt32) prec = Prec::kF64;
+
+  const Granularity max_g =
+      v < 13 ? Granularity::kPerTensor : (v < 21 ? Granularity::kPerAxis : Granularity::kBlocked);
+  if ((s = PlanLayout(*x, x_count, *scale, scale_count, zp, zp_count, a.axis, a.block_size, max_g,
+                      kOp, "y_scale", "y_zero_point", &p->layout)) != QLINEAR_OK) {
+    return s;
+  }
+  if (zp != nullptr && IsFloat8(yt)) {
+    s = CheckZeroPointIsZero("y_zero_point", yt, zp->data, zp_count,
+                             "for float8 outputs (it is not added)");
+    if (s != QLINEAR_OK) return s;
+  }
+
+  p->x_type = xt;
+  p->scale_type = st;
+  p->y_type = yt;
+  p->prec = prec;
+  p->saturate = a.saturate != 0;
+  p->x = x->data;
+  p->scale = scale->data;
+  p->zero_point = zp != nullptr ? zp->data : nullptr;
+  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  return QLINEAR_OK;
+}
+
+qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* scale,
+                              const qlinear_tensor* zp, const qlinear_dequantize_attrs* attrs_in,
+                              DequantizePlan* p) {
+  static const char* kOp = "DequantizeLinear";
+  if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
+  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x_scale: tensor pointer is NULL");
+  qlinear_dequantize_attrs a;
+  qlinear_status s = ReadAttrs(attrs_in, qlinear_dequantize_attrs_init, &a);
+  if (s != QLINEAR_OK) return s;
+  int v = 0;
+  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  p->version = v;
+
+  int64_t x_count = 0, scale_count = 0, zp_count = 0;
+  if ((s = CheckTensor("x", *x, &x_count)) != QLINEAR_OK) return s;
+  if ((s = CheckTensor("x_scale", *scale, &scale_count)) != QLINEAR_OK) return s;
+  if (zp != nullptr && (s = CheckTensor("x_zero_point", *zp, &zp_count)) != QLINEAR_OK) return s;
+
+  const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
+  {
+    int needed = 0;
+    if (OneOf(xt, {DType::kUint8, DType::kInt8, DType::kInt32})) needed = 10;
+    else if (IsFloat8(xt)) needed = 19;
+    else if (OneOf(xt, {DType::kUint16, DType::kInt16, DType::kUint4, DType::kInt4})) needed = 21;
+    else if (xt == DType::kFloat4E2M1) needed = 23;
+    else if (OneOf(xt, {DType::kUint2, DType::kInt2})) needed = 25;
+    if (needed == 0) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "x: %s is not a quantized type", Name(xt));
+    }
+    if (v < needed) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "x: %s input needs opset >= %d (%s-%d)", Name(xt),
+                  needed, kOp, v);
+    }
+  }
+  if (v < 19) {
+    if (st != DType::kFloat32) return WrongType("x_scale", st, kOp, v, "float32");
+  } else if (!OneOf(st, {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) &&
+             !(v >= 24 && st == DType::kFloat8E8M0)) {
+    return WrongType("x_scale", st, kOp, v,
+                     v >= 24 ? "float32, float16, bfloat16, float8e8m0"
+                             : "float32, float16, bfloat16");
+  }
+  if (zp != nullptr && zp->dtype != x->dtype) {
+    return Fail(QLINEAR_UNSUPPORTED_TYPE, "x_zero_point: type %s must be x's type %s",
+                FindDType(zp->dtype) ? Name(static_cast<DType>(zp->dtype)) : "unknown", Name(xt));
+  }
+
+  if (v < 13 && a.axis != 1) return AttrNeedsOpset("axis", kOp, v, 13);
+  if (v < 21 && a.block_size != 0) return AttrNeedsOpset("block_size", kOp, v, 21);
+  if (v < 23 && a.output_dtype != 0) return AttrNeedsOpset("output_dtype", kOp, v, 23);
+  if (a.reserved != 0) return Fail(QLINEAR_INVALID_ARGUMENT, "attrs: reserved must be 0");
+  if (a.block_size < 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "block_size: must be >= 0, got %lld",
+                static_cast<long long>(a.block_size));
+  }
+
+  DType yt = v < 19 ? DType::kFloat32 : st;
+  if (a.output_dtype != 0) {
+    yt = static_cast<DType>(a.output_dtype);
+    if (!OneOf(yt, {DType::kFloat32, DType::kFloat16, DType::kBFloat16})) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE,
+                  "output_dtype: must be 1 (float32), 10 (float16) or 16 (bfloat16), got %d",
+                  static_cast<int>(a.output_dtype));
+    }
+  } else if (yt == DType::kFloat8E8M0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "output_dtype: required with a float8e8m0 scale (float8e8m0 is not an output "
+                "type)");
+  }
+
+  const Granularity max_g =
+      v < 13 ? Granularity::kPerTensor : (v < 21 ? Granularity::kPerAxis : Granularity::kBlocked);
+  if ((s = PlanLayout(*x, x_count, *scale, scale_count, zp, zp_count, a.axis, a.block_size, max_g,
+                      kOp, "x_scale", "x_zero_point", &p->layout)) != QLINEAR_OK) {
+    return s;
+  }
+  if (zp != nullptr) {
+    if (xt == DType::kInt32) {
+      s = CheckZeroPointIsZero("x_zero_point", xt, zp->data, zp_count, "for int32 input");
+    } else if (IsFloat8(xt) || xt == DType::kFloat4E2M1) {
+      s = CheckZeroPointIsZero("x_zero_point", xt, zp->data, zp_count,
+                               "for float8/float4 input");
+    }
+    if (s != QLINEAR_OK) return s;
+  }
+
+  p->x_type = xt;
+  p->scale_type = st;
+  p->y_type = yt;
+  p->x = x->data;
+  p->scale = scale->data;
+  p->zero_point = zp != nullptr ? zp->data : nullptr;
+  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  return QLINEAR_OK;
+}
+
+}  // namespace qlinear

@@ -1,0 +1,140 @@
+// ONNX rules -> a plan: every validation rule, then granularity reduced to contiguous runs.
+// Nothing here writes output; a plan that was built successfully can always be executed.
+#ifndef QLINEAR_LIB_PLAN_H_
+#define QLINEAR_LIB_PLAN_H_
+
+#include <stdint.h>
+
+#include "dtype.h"
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+
+// Precision of the QuantizeLinear division (README decision 2).
+enum class Prec : uint8_t { kF32, kF16, kBF16, kF64 };
+
+enum class Granularity : uint8_t { kPerTensor, kPerAxis, kBlocked };
+
+// x viewed as [outer, axis_dim, inner] around the quantization axis.
+struct Layout {
+  Granularity granularity = Granularity::kPerTensor;
+  int64_t count = 0;  // elements of x
+  int64_t outer = 1, axis_dim = 1, inner = 1;
+  int64_t block = 0;         // blocked: block_size
+  int64_t scale_axis = 1;    // blocked: ceil(axis_dim / block)
+  int64_t scale_count = 1;   // elements of the scale (and of the zero point, when per-axis/blocked)
+};
+
+// A contiguous stretch of x. Element j (0 <= j < count) is flat index start + j and uses scale
+// (and zero point) index scale_first + (phase + j) / period. Per-tensor: one run, period = count.
+struct Run {
+  int64_t start;
+  int64_t count;
+  int64_t scale_first;
+  int64_t period;  // 1: a new scale every element; block size; or >= count: one scale
+  int64_t phase;   // 0 <= phase < period
+};
+
+// Scale (and zero-point) index of flat element i, straight from the definition. The reference
+// uses this; the vector path uses runs, and tests compare the two.
+inline int64_t ScaleIndex(const Layout& l, int64_t i) {
+  switch (l.granularity) {
+    case Granularity::kPerTensor:
+      return 0;
+    case Granularity::kPerAxis:
+      return (i / l.inner) % l.axis_dim;
+    case Granularity::kBlocked: {
+      const int64_t row = i / l.inner, in = i % l.inner;
+      const int64_t o = row / l.axis_dim, a = row % l.axis_dim;
+      return (o * l.scale_axis + a / l.block) * l.inner + in;
+    }
+  }
+  return 0;
+}
+
+// Calls fn(const Run&) for the runs that cover flat indices [begin, end), in order.
+template <class Fn>
+void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
+  int64_t i = begin;
+  while (i < end) {
+    Run r;
+    r.start = i;
+    r.phase = 0;
+    switch (l.granularity) {
+      case Granularity::kPerTensor:
+        r.count = end - i;
+        r.scale_first = 0;
+        r.period = r.count;
+        break;
+      case Granularity::kPerAxis:
+        if (l.inner == 1) {  // last axis: the scale changes every element
+          const int64_t a = i % l.axis_dim;
+          r.count = l.axis_dim - a;
+          r.scale_first = a;
+          r.period = 1;
+        } else {
+          const int64_t in = i % l.inner;
+          r.count = l.inner - in;
+          r.scale_first = (i / l.inner) % l.axis_dim;
+          r.period = r.count;
+        }
+        break;
+      case Granularity::kBlocked:
+        if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
+          const int64_t o = i / l.axis_dim, a = i % l.axis_dim;
+          r.count = l.axis_dim - a;
+          r.scale_first = o * l.scale_axis + a / l.block;
+          r.period = l.block;
+          r.phase = a % l.block;
+        } else {  // blocks along an outer axis: a row of `inner` scales, one per element
+          const int64_t in = i % l.inner, row = i / l.inner;
+          const int64_t o = row / l.axis_dim, a = row % l.axis_dim;
+          r.count = l.inner - in;
+          r.scale_first = (o * l.scale_axis + a / l.block) * l.inner + in;
+          r.period = 1;
+        }
+        break;
+    }
+    if (r.count > end - i) r.count = end - i;
+    fn(static_cast<const Run&>(r));
+    i += r.count;
+  }
+}
+
+struct QuantizePlan {
+  int version = 0;  // operator version: 10, 13, 19, 21, 23, 24 or 25
+  Layout layout;
+  DType x_type = DType::kUndefined, scale_type = DType::kUndefined, y_type = DType::kUint8;
+  Prec prec = Prec::kF32;
+  bool saturate = true;
+  const void* x = nullptr;
+  const void* scale = nullptr;
+  const void* zero_point = nullptr;  // nullptr: zero of y_type
+  uint64_t y_bytes = 0;
+};
+
+struct DequantizePlan {
+  int version = 0;
+  Layout layout;
+  DType x_type = DType::kUndefined, scale_type = DType::kUndefined, y_type = DType::kFloat32;
+  const void* x = nullptr;
+  const void* scale = nullptr;
+  const void* zero_point = nullptr;
+  uint64_t y_bytes = 0;
+};
+
+// Validate a call and build its plan. On failure: a non-OK status, the thread's error message
+// set, *plan unspecified.
+qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
+                            const qlinear_tensor* zero_point, const qlinear_quantize_attrs* attrs,
+                            QuantizePlan* plan);
+qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* scale,
+                              const qlinear_tensor* zero_point,
+                              const qlinear_dequantize_attrs* attrs, DequantizePlan* plan);
+
+// Checks the output pointer and capacity against the plan's y_bytes.
+qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed);
+
+}  // namespace qlinear
+
+#endif  // QLINEAR_LIB_PLAN_H_

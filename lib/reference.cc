@@ -1,0 +1,180 @@
+#include "reference.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "minifloat.h"
+
+namespace qlinear {
+namespace {
+
+template <class T>
+T LoadAs(const void* data, int64_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(data) + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return v;
+}
+
+// Writes codes of elements [begin, end) of a tensor of `count` elements of type t (8/16-bit
+// or packed 4/2-bit; element 0 in the low bits).
+template <class CodeFn>
+void EmitCodes(DType t, void* y, int64_t begin, int64_t end, int64_t count, CodeFn&& code) {
+  uint8_t* out = static_cast<uint8_t*>(y);
+  const int bits = Info(t).bits;
+  if (bits == 8) {
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<uint8_t>(code(i));
+    return;
+  }
+  if (bits == 16) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint16_t v = static_cast<uint16_t>(code(i));
+      std::memcpy(out + 2 * i, &v, 2);
+    }
+    return;
+  }
+  const int per = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  for (int64_t b = begin / per; b < (end + per - 1) / per; ++b) {
+    unsigned byte = 0, keep = 0;  // keep: fields owned by elements outside [begin, end)
+    for (int k = 0; k < per; ++k) {
+      const int64_t e = b * per + k;
+      if (e >= begin && e < end) {
+        byte |= (static_cast<unsigned>(code(e)) & mask) << (k * bits);
+      } else if (e < count) {
+        keep |= mask << (k * bits);
+      }  // e >= count: padding, zero
+    }
+    out[b] = static_cast<uint8_t>(keep ? (out[b] & keep) | byte : byte);
+  }
+}
+
+}  // namespace
+
+double LoadReal(DType t, const void* data, int64_t i) {
+  switch (t) {
+    case DType::kFloat32: return LoadAs<float>(data, i);
+    case DType::kFloat16: return Half::Decode(LoadAs<uint16_t>(data, i));
+    case DType::kBFloat16: return BFloat16::Decode(LoadAs<uint16_t>(data, i));
+    case DType::kInt32: return LoadAs<int32_t>(data, i);
+    case DType::kFloat8E8M0: return DecodeE8M0(LoadAs<uint8_t>(data, i));
+    default: return NAN;  // not reachable after validation
+  }
+}
+
+int32_t LoadInt(DType t, const void* data, int64_t i) {
+  const uint8_t* b = static_cast<const uint8_t*>(data);
+  switch (t) {
+    case DType::kUint8: return b[i];
+    case DType::kInt8: return static_cast<int8_t>(b[i]);
+    case DType::kUint16: return LoadAs<uint16_t>(data, i);
+    case DType::kInt16: return LoadAs<int16_t>(data, i);
+    case DType::kInt32: return LoadAs<int32_t>(data, i);
+    case DType::kUint4: return (b[i >> 1] >> (4 * (i & 1))) & 0xF;
+    case DType::kInt4: return static_cast<int32_t>(((b[i >> 1] >> (4 * (i & 1))) & 0xF) ^ 8) - 8;
+    case DType::kUint2: return (b[i >> 2] >> (2 * (i & 3))) & 0x3;
+    case DType::kInt2: return static_cast<int32_t>(((b[i >> 2] >> (2 * (i & 3))) & 0x3) ^ 2) - 2;
+    default: return 0;
+  }
+}
+
+double RoundToPrecision(Prec p, double v) {
+  switch (p) {
+    case Prec::kF32: return static_cast<float>(v);
+    case Prec::kF16: return Half::Decode(Half::Encode(v));
+    case Prec::kBF16: return BFloat16::Decode(BFloat16::Encode(v));
+    case Prec::kF64: return v;
+  }
+  return v;
+}
+
+// Narrow precisions compute in float32 and round once: float32 has >= 2p+2 bits for float16
+// (p = 11) and bfloat16 (p = 8), so the double rounding is innocuous for + and /.
+double DivideInPrecision(Prec p, double x, double s) {
+  if (p == Prec::kF64) return x / s;
+  const float xf = static_cast<float>(RoundToPrecision(p, x));
+  const float sf = static_cast<float>(RoundToPrecision(p, s));
+  return RoundToPrecision(p, xf / sf);
+}
+
+double AddInPrecision(Prec p, double a, double b) {
+  if (p == Prec::kF64) return a + b;
+  return RoundToPrecision(p, static_cast<float>(a) + static_cast<float>(b));
+}
+
+int32_t SaturateToInt(double q, int32_t zp, int32_t qmin, int32_t qmax) {
+  if (std::isnan(q)) return qmin;
+  const double v = std::nearbyint(q) + zp;  // exact: |q| rounded is an integer-valued double
+  if (v <= qmin) return qmin;
+  if (v >= qmax) return qmax;
+  return static_cast<int32_t>(v);
+}
+
+int32_t QuantizeElement(const QuantizePlan& p, int64_t i) {
+  const int64_t k = ScaleIndex(p.layout, i);
+  const double q = DivideInPrecision(p.prec, LoadReal(p.x_type, p.x, i),
+                                     LoadReal(p.scale_type, p.scale, k));
+  const DTypeInfo& y = Info(p.y_type);
+  if (y.kind == Kind::kInt) {
+    const int32_t zp = p.zero_point ? LoadInt(p.y_type, p.zero_point, k) : 0;
+    return SaturateToInt(q, zp, y.qmin, y.qmax);
+  }
+  if (p.y_type == DType::kFloat4E2M1) {
+    const double zp =
+        p.zero_point
+            ? DecodeMiniFloat(p.y_type, static_cast<uint8_t>(
+                                            (static_cast<const uint8_t*>(p.zero_point)[k >> 1] >>
+                                             (4 * (k & 1))) & 0xF))
+            : 0.0;
+    // The zero point is added as a float before rounding (README decision 5): -0 + 0 = +0.
+    const double v = p.zero_point ? AddInPrecision(p.prec, q, zp) : q;
+    return EncodeMiniFloat(p.y_type, v, true);
+  }
+  return EncodeMiniFloat(p.y_type, q, p.saturate);  // float8: zero point is zero, not added
+}
+
+void QuantizeReference(const QuantizePlan& p, void* y, int64_t begin, int64_t end) {
+  EmitCodes(p.y_type, y, begin, end, p.layout.count,
+            [&p](int64_t i) { return QuantizeElement(p, i); });
+}
+
+void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_t end) {
+  const DTypeInfo& x = Info(p.x_type);
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t k = ScaleIndex(p.layout, i);
+    float d;
+    if (x.kind == Kind::kInt) {
+      const int64_t zp = p.zero_point ? LoadInt(p.x_type, p.zero_point, k) : 0;
+      d = static_cast<float>(static_cast<int64_t>(LoadInt(p.x_type, p.x, i)) - zp);
+    } else {
+      const uint8_t* b = static_cast<const uint8_t*>(p.x);
+      const uint8_t code = p.x_type == DType::kFloat4E2M1
+                               ? static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF)
+                               : b[i];
+      d = DecodeMiniFloat(p.x_type, code);
+    }
+    const float v = d * static_cast<float>(LoadReal(p.scale_type, p.scale, k));
+    char* out = static_cast<char*>(y);
+    if (p.y_type == DType::kFloat32) {
+      std::memcpy(out + 4 * i, &v, 4);
+    } else {
+      const uint16_t h = p.y_type == DType::kFloat16 ? Half::Encode(v) : BFloat16::Encode(v);
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+  }
+}
+
+void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point) {
+  float hi = 0.0f, lo = 0.0f;  // the range always includes 0; NaN compares false: ignored
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] > hi) hi = x[i];
+    if (x[i] < lo) lo = x[i];
+  }
+  const float range = hi - lo;
+  const float s = range == 0.0f ? 1.0f / 255.0f : range / 255.0f;
+  float zp = 0.0f - lo / s;
+  zp = !(zp > 0.0f) ? 0.0f : (zp > 255.0f ? 255.0f : zp);  // NaN (-Inf/Inf) -> 0
+  *scale = s;
+  *zero_point = static_cast<uint8_t>(std::nearbyint(zp));
+}
+
+}  // namespace qlinear
