@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# qlinear set-up on a fresh Debian 12 machine.
+#   tools/setup.sh run    install packages, build the release preset, run `qlinear info` + demo
+#   tools/setup.sh test   install packages, then the ci, asan and aarch64 (qemu) workflows
+# As root, missing Debian packages are installed; otherwise the exact apt-get line is printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+[[ $mode == run || $mode == test ]] || { echo "usage: $0 run|test" >&2; exit 2; }
+
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libgtest-dev libgmock-dev
+      libbenchmark-dev libonnx-dev libprotobuf-dev protobuf-compiler)
+need_arm=()
+if [[ $mode == test ]]; then
+  need+=(g++-aarch64-linux-gnu qemu-user)
+  need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
+fi
+
+missing() { for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done; }
+miss=($(missing "${need[@]}"))
+miss_arm=()
+if ((${#need_arm[@]})); then miss_arm=($(missing "${need_arm[@]}")); fi
+if ((${#miss[@]} + ${#miss_arm[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "Missing Debian packages. Run as root:"
+    ((${#miss_arm[@]})) && echo "  dpkg --add-architecture arm64"
+    echo "  apt-get update && apt-get install -y ${miss[*]} ${miss_arm[*]}"
+    exit 1
+  fi
+  ((${#miss_arm[@]})) && dpkg --add-architecture arm64
+  apt_get update
+  DEBIAN_FRONTEND=noninteractive apt_get install -y --no-install-recommends "${miss[@]}" "${miss_arm[@]}"
+fi
+
+if [[ $mode == run ]]; then
+  cmake --workflow --preset release
+  build/release/tools/qlinear info
+  build/release/tools/qlinear demo
+  exit 0
+fi
+
+start=$SECONDS
+cmake --workflow --preset ci
+cmake --workflow --preset asan
+cmake --workflow --preset aarch64
+echo "all test workflows passed in $((SECONDS - start)) s"
