@@ -2,6 +2,10 @@
 // and the driver walks the whole plan (no indirect call per run or per element).
 #include "kernels.h"
 
+#include <vector>
+
+#include "reference.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -12,10 +16,20 @@ HWY_BEFORE_NAMESPACE();
 namespace qlinear {
 namespace HWY_NAMESPACE {
 
-void QuantizeDriver(const QuantizePlan& p, void* y) { QuantizeRange(p, y, 0, p.layout.count); }
+void QuantizeDriver(const QuantizePlan& p, const QuantParams& prm, void* y) {
+  if (prm.vector) {
+    QuantizeVector(p, prm, y);
+  } else {
+    QuantizeReference(p, y, 0, p.layout.count);
+  }
+}
 
-void DequantizeDriver(const DequantizePlan& p, void* y) {
-  DequantizeRange(p, y, 0, p.layout.count);
+void DequantizeDriver(const DequantizePlan& p, const QuantParams& prm, void* y) {
+  if (prm.vector) {
+    DequantizeVector(p, prm, y);
+  } else {
+    DequantizeReference(p, y, 0, p.layout.count);
+  }
 }
 
 void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
@@ -23,6 +37,8 @@ void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, 
 }
 
 int64_t TargetDriver() { return HWY_TARGET; }
+
+int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace qlinear
@@ -35,20 +51,78 @@ HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
 HWY_EXPORT(TargetDriver);
+HWY_EXPORT(LanesDriver);
 
-void ExecuteQuantize(const QuantizePlan& p, void* y) { HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, y); }
+bool VectorQuantizeSupported(const QuantizePlan& p) {
+  if (Info(p.y_type).kind != Kind::kInt) return false;  // float8/float4 outputs: reference
+  if (p.prec == Prec::kF64) return false;                // int32 scales, int32 x before opset 19
+  // int32 -> float32 -> bfloat16 would round twice; int32 -> float16 cannot (|x| < 65520 is
+  // exact in float32, larger values overflow either way).
+  return !(p.x_type == DType::kInt32 && p.prec == Prec::kBF16);
+}
+
+bool VectorDequantizeSupported(const DequantizePlan& p) { return Info(p.x_type).kind == Kind::kInt; }
+
+namespace {
+
+// Decoded scales/zero points: the per-tensor case lives on the stack (no heap allocation).
+struct DecodedParams {
+  float scale0 = 1.0f;
+  int32_t zp0 = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zps;
+  QuantParams prm;
+
+  DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type,
+                const void* zp, Prec prec) {
+    const int64_t n = l.granularity == Granularity::kPerTensor ? 1 : l.scale_count;
+    float* s = &scale0;
+    int32_t* z = &zp0;
+    if (n != 1) {
+      scales.resize(static_cast<size_t>(n));
+      zps.resize(static_cast<size_t>(n));
+      s = scales.data();
+      z = zps.data();
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(scale_type, scale, k)));
+      z[k] = zp != nullptr ? LoadInt(zp_type, zp, k) : 0;
+    }
+    prm.scales = s;
+    prm.zps = z;
+    prm.vector = true;
+  }
+};
+
+}  // namespace
+
+void ExecuteQuantize(const QuantizePlan& p, void* y) {
+  if (!VectorQuantizeSupported(p)) {
+    HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, QuantParams(), y);
+    return;
+  }
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
+  HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.prm, y);
+}
 
 void ExecuteDequantize(const DequantizePlan& p, void* y) {
-  HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, y);
+  if (!VectorDequantizeSupported(p)) {
+    HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, QuantParams(), y);
+    return;
+  }
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
+  HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, d.prm, y);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp);
 }
 
-const char* ActiveTargetName() {
-  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(TargetDriver)());
-}
+const char* ActiveTargetName() { return hwy::TargetName(ActiveTarget()); }
+
+int64_t ActiveTarget() { return HWY_DYNAMIC_DISPATCH(TargetDriver)(); }
+
+int64_t ActiveLanesF32() { return HWY_DYNAMIC_DISPATCH(LanesDriver)(); }
 
 int64_t CompiledTargetMask() { return HWY_TARGETS; }
 

@@ -9,13 +9,27 @@
 
 namespace qlinear {
 
+// Scales (already rounded to the division precision) and zero points, decoded once per call:
+// one entry for per-tensor plans, layout.scale_count entries otherwise.
+struct QuantParams {
+  const float* scales = nullptr;
+  const int32_t* zps = nullptr;
+  bool vector = false;  // false: the plan runs through the scalar reference
+};
+
+// Which plans have a vector path (the rest run through the reference on every target).
+bool VectorQuantizeSupported(const QuantizePlan& p);
+bool VectorDequantizeSupported(const DequantizePlan& p);
+
 void ExecuteQuantize(const QuantizePlan& p, void* y);
 void ExecuteDequantize(const DequantizePlan& p, void* y);
 // DynamicQuantizeLinear: range pass, then a per-tensor quantize pass.
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp);
 
-// Name of the target a call made now would run on.
+// Name of the target a call made now would run on, its Highway bit, and its float32 lanes.
 const char* ActiveTargetName();
+int64_t ActiveTarget();
+int64_t ActiveLanesF32();
 // Highway target bits compiled into the library, and those of them this CPU (or a test's
 // hwy::SetSupportedTargetsForTest) allows.
 int64_t CompiledTargetMask();

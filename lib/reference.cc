@@ -169,6 +169,10 @@ void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zer
     if (x[i] > hi) hi = x[i];
     if (x[i] < lo) lo = x[i];
   }
+  DynamicParamsFromRange(lo, hi, scale, zero_point);
+}
+
+void DynamicParamsFromRange(float lo, float hi, float* scale, uint8_t* zero_point) {
   const float range = hi - lo;
   const float s = range == 0.0f ? 1.0f / 255.0f : range / 255.0f;
   float zp = 0.0f - lo / s;

@@ -36,6 +36,8 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
 
 // DynamicQuantizeLinear's scale and zero point for float32 x (README decision 8).
 void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point);
+// The same from lo = min(0, min x) and hi = max(0, max x) (NaN ignored).
+void DynamicParamsFromRange(float lo, float hi, float* scale, uint8_t* zero_point);
 
 }  // namespace qlinear
 

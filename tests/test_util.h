@@ -109,7 +109,7 @@ inline Tensor F32(const std::vector<float>& v, std::vector<int64_t> shape) {
   t.dtype = QLINEAR_DTYPE_FLOAT;
   t.shape = std::move(shape);
   t.bytes.resize(v.size() * 4);
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
   return t;
 }
 inline Tensor F32(const std::vector<float>& v) { return F32(v, {static_cast<int64_t>(v.size())}); }

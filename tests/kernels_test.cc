@@ -1,0 +1,394 @@
+// Every compiled SIMD target the CPU supports (a test parameter, forced with
+// hwy::SetSupportedTargetsForTest) against the scalar reference, bit for bit, through the public
+// C API: every input/scale/output type, every granularity, sizes around the vector length,
+// misaligned pointers, red zones before and after the output, edge and random values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hwy/tests/hwy_gtest.h"
+#include "lib/kernels.h"
+#include "lib/minifloat.h"
+#include "lib/plan.h"
+#include "lib/reference.h"
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+namespace {
+
+constexpr size_t kRedZone = 64;
+constexpr uint8_t kSentinel = 0xCD;
+
+class KernelTest : public hwy::TestWithParamTarget {
+ protected:
+  void SetUp() override {
+    hwy::TestWithParamTarget::SetUp();
+    ASSERT_EQ(ActiveTarget(), GetParam()) << "dispatch did not follow the forced target";
+    lanes_ = ActiveLanesF32();
+  }
+  int64_t lanes_ = 1;
+};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(KernelTest);
+
+// Bytes with room for misalignment and red zones around the payload.
+struct Buffer {
+  std::vector<uint8_t> mem;
+  size_t offset;
+  size_t size;
+  Buffer(size_t bytes, size_t misalign) : mem(bytes + 2 * kRedZone + 8, kSentinel), offset(kRedZone + misalign), size(bytes) {}
+  uint8_t* data() { return mem.data() + offset; }
+  bool RedZonesIntact() const {
+    for (size_t i = 0; i < offset; ++i) if (mem[i] != kSentinel) return false;
+    for (size_t i = offset + size; i < mem.size(); ++i) if (mem[i] != kSentinel) return false;
+    return true;
+  }
+};
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+// Values that stress rounding and saturation for the scale s and zero point range.
+std::vector<float> EdgeValues(float s) {
+  std::vector<float> v{0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
+                       -std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::denorm_min(), -1e-40f,
+                       std::numeric_limits<float>::min(), 1e30f, -1e30f, 3e38f, -3e38f};
+  for (int k = -260; k <= 260; k += 1) {
+    if (std::abs(k) > 20 && k % 7 != 0) continue;
+    const float tie = (static_cast<float>(k) + 0.5f) * s;
+    v.push_back(tie);
+    v.push_back(std::nextafter(tie, kInf));
+    v.push_back(std::nextafter(tie, -kInf));
+  }
+  for (float b : {127.0f, 128.0f, 255.0f, 256.0f, 7.0f, 8.0f, 15.0f, 16.0f, 1.0f, 2.0f, 3.0f,
+                  32767.0f, 32768.0f, 65535.0f, 65536.0f}) {
+    for (float sign : {1.0f, -1.0f}) {
+      const float e = sign * b * s;
+      v.push_back(e);
+      v.push_back(std::nextafter(e, kInf));
+      v.push_back(std::nextafter(e, -kInf));
+    }
+  }
+  return v;
+}
+
+// n elements of `type` (float32/float16/bfloat16/int32 x) from edge values and random ones.
+std::vector<uint8_t> MakeX(int32_t type, int64_t n, float s, std::mt19937& rng) {
+  const std::vector<float> edges = EdgeValues(s);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 3);
+  std::vector<uint8_t> out;
+  for (int64_t i = 0; i < n; ++i) {
+    float v;
+    switch (pick(rng)) {
+      case 0: v = edges[static_cast<size_t>(rng() % edges.size())]; break;
+      case 1: v = normal(rng) * 300.0f * s; break;
+      case 2: v = std::nearbyint(normal(rng) * 100.0f) * s * 0.5f; break;  // near ties
+      default: v = normal(rng) * 40000.0f * s; break;
+    }
+    uint8_t b[4];
+    size_t w = 4;
+    if (type == QLINEAR_DTYPE_FLOAT) {
+      std::memcpy(b, &v, 4);
+    } else if (type == QLINEAR_DTYPE_INT32) {
+      const double d = std::isfinite(v) ? std::max(-2.1e9, std::min(2.1e9, static_cast<double>(v) / s)) : 12345.0;
+      const int32_t iv = static_cast<int32_t>(d);
+      std::memcpy(b, &iv, 4);
+    } else {
+      const uint16_t h = type == QLINEAR_DTYPE_FLOAT16 ? Half::Encode(v) : BFloat16::Encode(v);
+      std::memcpy(b, &h, 2);
+      w = 2;
+    }
+    out.insert(out.end(), b, b + w);
+  }
+  return out;
+}
+
+int Bits(int32_t t) { return FindDType(t)->bits; }
+size_t Bytes(int32_t t, int64_t n) { return static_cast<size_t>(StorageBytes(static_cast<DType>(t), static_cast<uint64_t>(n))); }
+
+// A scale tensor's payload: `count` values near s (varying per entry) in `type`.
+std::vector<uint8_t> MakeScales(int32_t type, int64_t count, float s, std::mt19937& rng) {
+  std::vector<uint8_t> out;
+  std::uniform_real_distribution<float> jitter(0.5f, 2.0f);
+  for (int64_t k = 0; k < count; ++k) {
+    const float v = k == 0 ? s : s * jitter(rng);
+    if (type == QLINEAR_DTYPE_FLOAT) {
+      uint8_t b[4];
+      std::memcpy(b, &v, 4);
+      out.insert(out.end(), b, b + 4);
+    } else if (type == QLINEAR_DTYPE_FLOAT16 || type == QLINEAR_DTYPE_BFLOAT16) {
+      const uint16_t h = type == QLINEAR_DTYPE_FLOAT16 ? Half::Encode(v) : BFloat16::Encode(v);
+      out.push_back(static_cast<uint8_t>(h));
+      out.push_back(static_cast<uint8_t>(h >> 8));
+    } else if (type == QLINEAR_DTYPE_INT32) {
+      const int32_t iv = std::max(1, static_cast<int32_t>(v));
+      uint8_t b[4];
+      std::memcpy(b, &iv, 4);
+      out.insert(out.end(), b, b + 4);
+    } else {  // float8e8m0: the power of two nearest s
+      int e;
+      std::frexp(v, &e);
+      out.push_back(static_cast<uint8_t>(std::max(0, std::min(254, e - 1 + 127))));
+    }
+  }
+  return out;
+}
+
+// Zero points in the type's range (random codes), packed.
+std::vector<uint8_t> MakeZeroPoints(int32_t type, int64_t count, std::mt19937& rng) {
+  const DTypeInfo* info = FindDType(type);
+  std::vector<uint8_t> out(Bytes(type, count), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    uint32_t code = 0;
+    if (info->kind == Kind::kInt) {
+      code = static_cast<uint32_t>(rng());
+    }  // float8/float4 zero points: zero
+    if (info->bits >= 8) {
+      std::memcpy(out.data() + k * (info->bits / 8), &code, static_cast<size_t>(info->bits / 8));
+    } else {
+      const int per = 8 / info->bits;
+      out[static_cast<size_t>(k / per)] |=
+          static_cast<uint8_t>((code & ((1u << info->bits) - 1)) << (info->bits * (k % per)));
+    }
+  }
+  return out;
+}
+
+struct Layout2 {
+  std::vector<int64_t> x_shape;
+  std::vector<int64_t> s_shape;  // empty: per-tensor scalar
+  int64_t axis = 1;
+  int64_t block = 0;
+};
+
+std::string Describe(int32_t xt, int32_t st, int32_t yt, const Layout2& l, int prec) {
+  std::string s = std::string(qlinear_dtype_name(xt)) + "/" + qlinear_dtype_name(st) + "->" +
+                  qlinear_dtype_name(yt) + " prec " + std::to_string(prec) + " shape [";
+  for (int64_t d : l.x_shape) s += std::to_string(d) + ",";
+  s += "] axis " + std::to_string(l.axis) + " block " + std::to_string(l.block);
+  return s;
+}
+
+// One QuantizeLinear call through the API (forced target) against the reference.
+void CheckQuantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, float s, int prec,
+                   bool saturate, size_t misalign, std::mt19937& rng) {
+  int64_t n = 1, sn = 1;
+  for (int64_t d : l.x_shape) n *= d;
+  for (int64_t d : l.s_shape) sn *= d;
+  const std::vector<uint8_t> xdata = MakeX(xt, n, s, rng);
+  Buffer xbuf(xdata.size(), misalign);
+  if (!xdata.empty()) std::memcpy(xbuf.data(), xdata.data(), xdata.size());
+  const std::vector<uint8_t> sdata = MakeScales(st, sn, s, rng);
+  const std::vector<uint8_t> zdata = MakeZeroPoints(yt, sn, rng);
+  const qlinear_tensor x{xt, static_cast<int32_t>(l.x_shape.size()), l.x_shape.data(), xbuf.data()};
+  const qlinear_tensor sc{st, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), sdata.data()};
+  const qlinear_tensor zp{yt, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), zdata.data()};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.axis = l.axis;
+  a.block_size = l.block;
+  a.precision = prec;
+  a.saturate = saturate;
+  const size_t ybytes = Bytes(yt, n);
+  Buffer y(ybytes, misalign);
+  ASSERT_EQ(qlinear_quantize_linear(&x, &sc, &zp, &a, y.data(), ybytes), QLINEAR_OK)
+      << qlinear_last_error() << " " << Describe(xt, st, yt, l, prec);
+  ASSERT_TRUE(y.RedZonesIntact()) << Describe(xt, st, yt, l, prec);
+
+  QuantizePlan plan;
+  ASSERT_EQ(PlanQuantize(&x, &sc, &zp, &a, &plan), QLINEAR_OK);
+  std::vector<uint8_t> want(ybytes + 1, 0);
+  QuantizeReference(plan, want.data(), 0, n);
+  for (size_t i = 0; i < ybytes; ++i) {
+    ASSERT_EQ(y.data()[i], want[i]) << "byte " << i << " of " << ybytes << ": "
+                                    << Describe(xt, st, yt, l, prec) << " s " << s;
+  }
+}
+
+const int32_t kIntOutputs[] = {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT8,  QLINEAR_DTYPE_UINT16,
+                               QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_INT4,
+                               QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_INT2};
+const int32_t kXTypes[] = {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16,
+                           QLINEAR_DTYPE_INT32};
+const float kScales[] = {1.0f, 0.1f, 1.0f / 255.0f, 3.0f, 0.0371f, 1e-30f, 1e30f, -0.5f,
+                         0.0f, 1e-41f};
+
+std::vector<int64_t> SizesFor(int64_t lanes) {
+  return {0, 1, 2, 3, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 4 * lanes, 3 * 1024 + 5};
+}
+
+TEST_P(KernelTest, PerTensorEveryTypeAndSize) {
+  std::mt19937 rng(1);
+  for (int32_t yt : kIntOutputs) {
+    for (int32_t xt : kXTypes) {
+      for (int64_t n : SizesFor(lanes_)) {
+        if (n < 0) continue;
+        const float s = kScales[static_cast<size_t>(n) % 10];
+        CheckQuantize(xt, QLINEAR_DTYPE_FLOAT, yt, {{n}, {}, 1, 0}, s, 0, true,
+                      static_cast<size_t>(n) % 4, rng);
+      }
+    }
+  }
+}
+
+TEST_P(KernelTest, ScaleTypesAndPrecision) {
+  std::mt19937 rng(2);
+  const int32_t scales[] = {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16,
+                            QLINEAR_DTYPE_FLOAT8E8M0, QLINEAR_DTYPE_INT32};
+  for (int32_t st : scales) {
+    for (int32_t xt : kXTypes) {
+      for (int prec : {0, int{QLINEAR_DTYPE_FLOAT}, int{QLINEAR_DTYPE_FLOAT16}, int{QLINEAR_DTYPE_BFLOAT16}}) {
+        for (float s : {1.0f, 0.1f, 0.0371f, 1e-6f, 700.0f}) {
+          const int64_t n = 3 * lanes_ + 5;
+          CheckQuantize(xt, st, QLINEAR_DTYPE_INT8, {{n}, {}, 1, 0}, s, prec, true, 1, rng);
+          CheckQuantize(xt, st, QLINEAR_DTYPE_UINT16, {{n}, {}, 1, 0}, s, prec, true, 0, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(KernelTest, Granularities) {
+  std::mt19937 rng(3);
+  const int64_t L = lanes_;
+  const std::vector<Layout2> layouts = {
+      {{5, 2 * L + 3}, {5}, 0, 0},            // per-axis, outer axis, long rows
+      {{7, L + 1}, {L + 1}, 1, 0},            // per-axis, last axis: scale per element
+      {{3, 5, 3}, {5}, -2, 0},                // per-axis, odd inner: rows end mid-byte
+      {{2, 3, 67}, {2, 3, 3}, 2, 32},         // blocked along the last axis, short last block
+      {{3, 4 * L + 1}, {3, 2 * L + 1}, 1, 2}, // blocked along the last axis, short blocks
+      {{9, 5}, {3, 5}, 0, 3},                 // blocked along an outer axis
+      {{7, 3, 5}, {4, 3, 5}, 0, 2},           // blocked along an outer axis, short last block
+      {{1, 2 * L + 5}, {1, 1}, 1, 2 * L + 5}, // one block per row
+  };
+  for (const Layout2& l : layouts) {
+    for (int32_t yt : kIntOutputs) {
+      for (int32_t xt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16}) {
+        CheckQuantize(xt, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, true, 3, rng);
+      }
+    }
+  }
+}
+
+TEST_P(KernelTest, LargeTensor) {
+  std::mt19937 rng(4);
+  CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, {{1000003}, {}, 1, 0},
+                0.02f, 0, true, 1, rng);
+  CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_UINT4,
+                {{1000003}, {}, 1, 0}, 0.3f, 0, true, 2, rng);
+  CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT2,
+                {{1001, 999}, {999}, 1, 0}, 0.7f, 0, true, 3, rng);
+}
+
+// float8/float4 outputs run through the reference on every target (vector encoders: issue 4);
+// the driver's fallback must still honour ranges, packing and red zones.
+TEST_P(KernelTest, MiniFloatOutputsFallBack) {
+  std::mt19937 rng(5);
+  const int32_t outs[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ,
+                          QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_DTYPE_FLOAT8E5M2FNUZ,
+                          QLINEAR_DTYPE_FLOAT4E2M1};
+  for (int32_t yt : outs) {
+    for (bool sat : {true, false}) {
+      CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, {{2 * lanes_ + 3}, {}, 1, 0},
+                    0.25f, 0, sat, 1, rng);
+    }
+  }
+}
+
+// DequantizeLinear: every integer input, float32/float16/bfloat16 outputs, granularities.
+void CheckDequantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, size_t misalign,
+                     std::mt19937& rng) {
+  int64_t n = 1, sn = 1;
+  for (int64_t d : l.x_shape) n *= d;
+  for (int64_t d : l.s_shape) sn *= d;
+  std::vector<uint8_t> xdata(Bytes(xt, n));
+  for (uint8_t& b : xdata) b = static_cast<uint8_t>(rng());
+  if (Bits(xt) < 8 && n % (8 / Bits(xt)) != 0) {  // keep padding zero, as writers do
+    xdata.back() &= static_cast<uint8_t>((1u << (Bits(xt) * (n % (8 / Bits(xt))))) - 1);
+  }
+  Buffer xbuf(xdata.size(), misalign);
+  if (!xdata.empty()) std::memcpy(xbuf.data(), xdata.data(), xdata.size());
+  const std::vector<uint8_t> sdata = MakeScales(st, sn, 0.037f, rng);
+  const bool zp_allowed = FindDType(xt)->kind == Kind::kInt && xt != QLINEAR_DTYPE_INT32;
+  const std::vector<uint8_t> zdata = MakeZeroPoints(xt, sn, rng);
+  const qlinear_tensor x{xt, static_cast<int32_t>(l.x_shape.size()), l.x_shape.data(), xbuf.data()};
+  const qlinear_tensor sc{st, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), sdata.data()};
+  const qlinear_tensor zp{xt, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), zdata.data()};
+  qlinear_dequantize_attrs a;
+  qlinear_dequantize_attrs_init(&a);
+  a.axis = l.axis;
+  a.block_size = l.block;
+  a.output_dtype = yt;
+  const size_t ybytes = Bytes(yt, n);
+  Buffer y(ybytes, misalign);
+  const qlinear_tensor* zpp = zp_allowed ? &zp : nullptr;
+  ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, zpp, &a, y.data(), ybytes), QLINEAR_OK)
+      << qlinear_last_error();
+  ASSERT_TRUE(y.RedZonesIntact());
+  DequantizePlan plan;
+  ASSERT_EQ(PlanDequantize(&x, &sc, zpp, &a, &plan), QLINEAR_OK);
+  std::vector<uint8_t> want(ybytes + 1);
+  DequantizeReference(plan, want.data(), 0, n);
+  for (size_t i = 0; i < ybytes; ++i) {
+    ASSERT_EQ(y.data()[i], want[i]) << "byte " << i << " " << Describe(xt, st, yt, l, 0);
+  }
+}
+
+TEST_P(KernelTest, DequantizeEveryType) {
+  std::mt19937 rng(6);
+  const int32_t inputs[] = {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT8,  QLINEAR_DTYPE_UINT16,
+                            QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_INT32, QLINEAR_DTYPE_UINT4,
+                            QLINEAR_DTYPE_INT4,  QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_INT2,
+                            QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2,
+                            QLINEAR_DTYPE_FLOAT4E2M1};
+  const int64_t L = lanes_;
+  const std::vector<Layout2> layouts = {{{2 * L + 3}, {}, 1, 0}, {{5, L + 3}, {5}, 0, 0},
+                                        {{3, 2 * L + 1}, {2 * L + 1}, 1, 0},
+                                        {{3, 70}, {3, 3}, 1, 32}, {{5, 7}, {3, 7}, 0, 2},
+                                        {{1}, {}, 1, 0}, {{0}, {}, 1, 0}};
+  for (int32_t xt : inputs) {
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+      for (int32_t st : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_FLOAT8E8M0}) {
+        for (size_t li = 0; li < layouts.size(); ++li) {
+          CheckDequantize(xt, st, yt, layouts[li], li % 4, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(KernelTest, DynamicQuantizeMatchesReference) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (int64_t n : SizesFor(lanes_)) {
+    if (n <= 0) continue;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = normal(rng);
+    if (n > 3) x[2] = std::numeric_limits<float>::quiet_NaN();
+    const int64_t dims[1] = {n};
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, dims, x.data()};
+    Buffer y(static_cast<size_t>(n), 1);
+    float scale = 0;
+    uint8_t zp = 0;
+    ASSERT_EQ(qlinear_dynamic_quantize_linear(&tx, y.data(), static_cast<size_t>(n), &scale, &zp),
+              QLINEAR_OK);
+    ASSERT_TRUE(y.RedZonesIntact());
+    float want_scale = 0;
+    uint8_t want_zp = 0;
+    DynamicScaleReference(x.data(), n, &want_scale, &want_zp);
+    ASSERT_EQ(BitsOf(scale), BitsOf(want_scale));
+    ASSERT_EQ(zp, want_zp);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t q = SaturateToInt(DivideInPrecision(Prec::kF32, x[i], want_scale), want_zp, 0, 255);
+      ASSERT_EQ(y.data()[i], q) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
