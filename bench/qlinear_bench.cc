@@ -1,0 +1,285 @@
+// qlinear benchmarks: one Google Benchmark binary. Rows are
+//   <Op>/<x type>-><y type>/<granularity>/<target>/<elements>
+// for every SIMD target this CPU supports (forced one by one through Highway) and the scalar
+// reference ("REF"), plus a streaming ceiling row (load 4 B, store 1 B per element). Counters:
+// items/s (elements) and bytes/s (input + output bytes). Filter with --benchmark_filter.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "bench/qlinear_bench.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#include "lib/kernels.h"
+#include "lib/minifloat.h"
+#include "lib/plan.h"
+#include "lib/reference.h"
+#include "qlinear/qlinear.h"
+
+// The ceiling: what memory allows for 4 bytes in and 1 byte out per element, with no arithmetic.
+HWY_BEFORE_NAMESPACE();
+namespace qlinear {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+void StreamCeiling(const uint32_t* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<int32_t> d32;
+  const hn::Rebind<uint8_t, decltype(d32)> d8;
+  const size_t N = hn::Lanes(d32);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::DemoteTo(d8, hn::LoadU(d32, reinterpret_cast<const int32_t*>(in + i))), d8, out + i);
+  }
+  for (; i < n; ++i) out[i] = static_cast<uint8_t>(in[i]);
+}
+}  // namespace HWY_NAMESPACE
+}  // namespace qlinear
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qlinear {
+HWY_EXPORT(StreamCeiling);
+namespace {
+
+constexpr int64_t kReference = 0;  // "target" value for reference rows
+
+std::string TargetLabel(int64_t t) { return t == kReference ? "REF" : hwy::TargetName(t); }
+
+struct Case {
+  const char* op;  // "Quantize" or "Dequantize"
+  int32_t xt, st, yt;
+  const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0"
+};
+
+// Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
+void LayoutFor(const char* gran, int64_t n, std::vector<int64_t>* xs, std::vector<int64_t>* ss,
+               int64_t* axis, int64_t* block) {
+  const int64_t cols = 1024, rows = n / cols;
+  *axis = 1;
+  *block = 0;
+  const std::string g = gran;
+  if (g == "tensor") {
+    *xs = {n};
+    *ss = {};
+  } else if (g == "axis0") {
+    *xs = {rows, cols};
+    *ss = {rows};
+    *axis = 0;
+  } else if (g == "axisL") {
+    *xs = {rows, cols};
+    *ss = {cols};
+  } else if (g == "blockL") {
+    *xs = {rows, cols};
+    *ss = {rows, cols / 32};
+    *block = 32;
+  } else {  // block0
+    *xs = {rows, cols};
+    *ss = {rows / 32, cols};
+    *axis = 0;
+    *block = 32;
+  }
+}
+
+size_t Bytes(int32_t t, int64_t n) {
+  return static_cast<size_t>(StorageBytes(static_cast<DType>(t), static_cast<uint64_t>(n)));
+}
+
+void BM_Op(benchmark::State& state, Case c, int64_t target) {
+  const int64_t n = state.range(0);
+  std::vector<int64_t> xs, ss;
+  int64_t axis, block;
+  LayoutFor(c.gran, n, &xs, &ss, &axis, &block);
+  int64_t sn = 1;
+  for (int64_t d : ss) sn *= d;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<uint8_t> x(Bytes(c.xt, n)), s(Bytes(c.st, sn)), y;
+  if (std::string(c.op) == "Quantize") {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = normal(rng);
+      if (c.xt == QLINEAR_DTYPE_FLOAT) std::memcpy(&x[4 * i], &v, 4);
+      else {
+        const uint16_t h = c.xt == QLINEAR_DTYPE_FLOAT16 ? Half::Encode(v) : BFloat16::Encode(v);
+        std::memcpy(&x[2 * i], &h, 2);
+      }
+    }
+  } else {
+    for (uint8_t& b : x) b = static_cast<uint8_t>(rng());
+    if (c.xt == QLINEAR_DTYPE_FLOAT8E4M3FN) for (uint8_t& b : x) if ((b & 0x7F) == 0x7F) b = 0;
+  }
+  for (int64_t k = 0; k < sn; ++k) {
+    const float v = 0.02f + 0.001f * static_cast<float>(k % 13);
+    std::memcpy(&s[4 * k], &v, 4);
+  }
+  const qlinear_tensor tx{c.xt, static_cast<int32_t>(xs.size()), xs.data(), x.data()};
+  const qlinear_tensor ts{c.st, static_cast<int32_t>(ss.size()), ss.data(), s.data()};
+  hwy::SetSupportedTargetsForTest(target == kReference ? 0 : target);
+  size_t ybytes = 0;
+  bool ok = true;
+  if (std::string(c.op) == "Quantize") {
+    qlinear_quantize_attrs a;
+    qlinear_quantize_attrs_init(&a);
+    a.axis = axis;
+    a.block_size = block;
+    a.output_dtype = c.yt;
+    ok = qlinear_quantize_output_info(&tx, &ts, nullptr, &a, nullptr, &ybytes) == QLINEAR_OK;
+    y.assign(ybytes, 0);
+    QuantizePlan plan;
+    ok = ok && PlanQuantize(&tx, &ts, nullptr, &a, &plan) == QLINEAR_OK;
+    for (auto _ : state) {
+      if (target == kReference) {
+        QuantizeReference(plan, y.data(), 0, n);
+      } else {
+        qlinear_quantize_linear(&tx, &ts, nullptr, &a, y.data(), ybytes);
+      }
+      benchmark::ClobberMemory();
+    }
+  } else {
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    a.axis = axis;
+    a.block_size = block;
+    a.output_dtype = c.yt;
+    ok = qlinear_dequantize_output_info(&tx, &ts, nullptr, &a, nullptr, &ybytes) == QLINEAR_OK;
+    y.assign(ybytes, 0);
+    DequantizePlan plan;
+    ok = ok && PlanDequantize(&tx, &ts, nullptr, &a, &plan) == QLINEAR_OK;
+    for (auto _ : state) {
+      if (target == kReference) {
+        DequantizeReference(plan, y.data(), 0, n);
+      } else {
+        qlinear_dequantize_linear(&tx, &ts, nullptr, &a, y.data(), ybytes);
+      }
+      benchmark::ClobberMemory();
+    }
+  }
+  if (!ok) state.SkipWithError(qlinear_last_error());
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x.size() + y.size()));
+  state.SetLabel(TargetLabel(target == kReference ? kReference : ActiveTarget()));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+void BM_Dynamic(benchmark::State& state, int64_t target) {
+  const int64_t n = state.range(0);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = normal(rng);
+  std::vector<uint8_t> y(static_cast<size_t>(n));
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  hwy::SetSupportedTargetsForTest(target);
+  float scale;
+  uint8_t zp;
+  for (auto _ : state) {
+    qlinear_dynamic_quantize_linear(&tx, y.data(), y.size(), &scale, &zp);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel(TargetLabel(ActiveTarget()));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+void BM_Ceiling(benchmark::State& state, int64_t target) {
+  const int64_t n = state.range(0);
+  std::vector<uint32_t> in(static_cast<size_t>(n), 7);
+  std::vector<uint8_t> out(static_cast<size_t>(n));
+  hwy::SetSupportedTargetsForTest(target);
+  for (auto _ : state) {
+    HWY_DYNAMIC_DISPATCH(StreamCeiling)(in.data(), in.size(), out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel(TargetLabel(target));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+const char* Short(int32_t t) { return qlinear_dtype_name(t); }
+
+void RegisterAll() {
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> sizes = {1 << 12, 1 << 16, 1 << 20, 1 << 24, 1 << 26};
+  std::vector<Case> cases;
+  const int32_t ys[] = {QLINEAR_DTYPE_INT8,  QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16,
+                        QLINEAR_DTYPE_UINT16, QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT4,
+                        QLINEAR_DTYPE_INT2,  QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_FLOAT8E4M3FN,
+                        QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
+                        QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
+  for (int32_t yt : ys) cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, "tensor"});
+  for (int32_t xt : {QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+    cases.push_back({"Quantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, "tensor"});
+  }
+  for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
+    cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, g});
+  }
+  for (int32_t xt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_INT4,
+                     QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT4E2M1}) {
+    cases.push_back({"Dequantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, "tensor"});
+  }
+  for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
+    cases.push_back({"Dequantize", QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, g});
+  }
+  targets.push_back(kReference);
+  for (const Case& c : cases) {
+    for (int64_t t : targets) {
+      const std::string name = std::string(c.op) + "/" + Short(c.xt) + "->" + Short(c.yt) + "/" +
+                               c.gran + "/" + TargetLabel(t);
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Op, c, t);
+      for (int64_t s : sizes) {
+        if (t == kReference && s > (1 << 20)) continue;  // the reference is slow by design
+        b->Arg(s);
+      }
+    }
+  }
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    auto* d = benchmark::RegisterBenchmark(("DynamicQuantize/float32->uint8/tensor/" + TargetLabel(t)).c_str(), BM_Dynamic, t);
+    auto* c = benchmark::RegisterBenchmark(("Ceiling/load4store1/tensor/" + TargetLabel(t)).c_str(), BM_Ceiling, t);
+    for (int64_t s : sizes) {
+      d->Arg(s);
+      c->Arg(s);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
+
+#include "cpu_features_macros.h"
+#if defined(CPU_FEATURES_ARCH_X86)
+#include "cpuinfo_x86.h"
+#elif defined(CPU_FEATURES_ARCH_AARCH64)
+#include "cpuinfo_aarch64.h"
+#endif
+
+static std::string CpuDescription() {
+#if defined(CPU_FEATURES_ARCH_X86)
+  const cpu_features::X86Info info = cpu_features::GetX86Info();
+  return std::string(info.brand_string) + " (" +
+         cpu_features::GetX86MicroarchitectureName(cpu_features::GetX86Microarchitecture(&info)) + ")";
+#elif defined(CPU_FEATURES_ARCH_AARCH64)
+  const cpu_features::Aarch64Info info = cpu_features::GetAarch64Info();
+  return "aarch64 implementer " + std::to_string(info.implementer) + " part " + std::to_string(info.part);
+#else
+  return "unknown";
+#endif
+}
+
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("cpu", CpuDescription());
+  benchmark::AddCustomContext("qlinear_version", qlinear_version());
+  benchmark::AddCustomContext("targets_compiled", qlinear_compiled_targets());
+  benchmark::AddCustomContext("targets_supported", qlinear_supported_targets());
+  benchmark::AddCustomContext("target_dispatched", qlinear_active_target());
+  qlinear::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+#endif  // HWY_ONCE
