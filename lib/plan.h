@@ -57,14 +57,9 @@ template <class Fn>
 void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
   int64_t i = begin;
   while (i < end) {
-    Run r;
-    r.start = i;
-    r.phase = 0;
+    Run r{i, end - i, 0, end - i, 0};  // per-tensor: one run, one scale
     switch (l.granularity) {
       case Granularity::kPerTensor:
-        r.count = end - i;
-        r.scale_first = 0;
-        r.period = r.count;
         break;
       case Granularity::kPerAxis:
         if (l.inner == 1) {  // last axis: the scale changes every element
