@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "minifloat.h"
 #include "reference.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -54,16 +55,26 @@ HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
 bool VectorQuantizeSupported(const QuantizePlan& p) {
-  if (Info(p.y_type).kind != Kind::kInt) return false;  // float8/float4 outputs: reference
-  if (p.prec == Prec::kF64) return false;                // int32 scales, int32 x before opset 19
+  if (p.prec == Prec::kF64) return false;  // int32 scales, int32 x before opset 19
   // int32 -> float32 -> bfloat16 would round twice; int32 -> float16 cannot (|x| < 65520 is
   // exact in float32, larger values overflow either way).
   return !(p.x_type == DType::kInt32 && p.prec == Prec::kBF16);
 }
 
-bool VectorDequantizeSupported(const DequantizePlan& p) { return Info(p.x_type).kind == Kind::kInt; }
+bool VectorDequantizeSupported(const DequantizePlan& p) { return true; }
 
 namespace {
+
+// Zero point k as the encoders take it: integers as int32; float4e2m1 as its float32 bits (an
+// absent one as -0.0, which leaves every sum unchanged, -0 included); float8: zero, unused.
+int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
+  if (t == DType::kFloat4E2M1) {
+    const float v = zp != nullptr ? DecodeMiniFloat(t, static_cast<uint8_t>(LoadCode(t, zp, k))) : -0.0f;
+    return static_cast<int32_t>(BitsOf(v));
+  }
+  if (Info(t).kind != Kind::kInt || zp == nullptr) return 0;
+  return LoadInt(t, zp, k);
+}
 
 // Decoded scales/zero points: the per-tensor case lives on the stack (no heap allocation).
 struct DecodedParams {
@@ -86,7 +97,7 @@ struct DecodedParams {
     }
     for (int64_t k = 0; k < n; ++k) {
       s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(scale_type, scale, k)));
-      z[k] = zp != nullptr ? LoadInt(zp_type, zp, k) : 0;
+      z[k] = ZeroPointLane(zp_type, zp, k);
     }
     prm.scales = s;
     prm.zps = z;

@@ -22,6 +22,7 @@
 #include "lib/convert-inl.h"
 #include "lib/kernels.h"
 #include "lib/plan.h"
+#include "lib/minifloat.h"
 #include "lib/reference.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -32,15 +33,109 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Elements staged per chunk for sub-byte outputs/inputs (a multiple of 4: whole bytes).
 constexpr int64_t kChunk = 1024;
 
-// ---- QuantizeLinear: integer codes ---------------------------------------------------------
+// ---- QuantizeLinear encoders: quotient lanes -> output codes (int32 lanes) -----------------
+//
+// An encoder has a per-zero-point State (Prepare, hoisted out of loops for uniform spans) and
+// Encode(q) for the quotient q (already rounded to the division precision).
 
-template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
-HWY_INLINE hn::Vec<DI> QuantizeLanes(DF df, hn::Vec<DF> x, hn::Vec<DF> s, hn::Vec<DI> zp,
-                                     hn::Vec<DF> lo, hn::Vec<DF> hi) {
-  const hn::Vec<DF> q = RoundToPrec<kPrec>(df, hn::Div(RoundToPrec<kPrec>(df, x), s));
-  const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), lo, hn::Min(hn::Max(q, lo), hi));
-  return hn::Add(hn::NearestInt(c), zp);
-}
+// Integer outputs: clamp in float to [qmin - zp, qmax - zp], NaN -> qmin - zp, RNE, + zp.
+struct IntEncoder {
+  int32_t qmin, qmax;
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  struct State {
+    hn::Vec<DI> zp;
+    hn::Vec<DF> lo, hi;
+  };
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp) const {
+    const DI di;
+    return {zp, hn::ConvertTo(df, hn::Sub(hn::Set(di, qmin), zp)),
+            hn::ConvertTo(df, hn::Sub(hn::Set(di, qmax), zp))};
+  }
+  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+    const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), st.lo, hn::Min(hn::Max(q, st.lo), st.hi));
+    return hn::Add(hn::NearestInt(c), st.zp);
+  }
+};
+
+// Format facts of the float8/float4 output types, at compile time (SEMANTICS.md 3.1).
+template <DType kT>
+struct MiniTraits {
+  static constexpr bool kFp4 = kT == DType::kFloat4E2M1;
+  static constexpr bool kFnuz = kT == DType::kFloat8E4M3FNUZ || kT == DType::kFloat8E5M2FNUZ;
+  static constexpr bool kE5M2 = kT == DType::kFloat8E5M2;
+  static constexpr int kMant = kFp4 ? 1 : (kT == DType::kFloat8E5M2 || kT == DType::kFloat8E5M2FNUZ ? 2 : 3);
+  static constexpr int kBias = kFp4 ? 1
+                               : kT == DType::kFloat8E4M3FN ? 7
+                               : kT == DType::kFloat8E4M3FNUZ ? 8
+                               : kT == DType::kFloat8E5M2 ? 15 : 16;
+  static constexpr int32_t kMaxCode = kFp4 ? 0x7 : (kT == DType::kFloat8E4M3FN ? 0x7E : kE5M2 ? 0x7B : 0x7F);
+  static constexpr int32_t kSignBit = kFp4 ? 0x8 : 0x80;
+  static constexpr float kMaxValue = kFp4 ? 6.0f
+                                     : kT == DType::kFloat8E4M3FN ? 448.0f
+                                     : kT == DType::kFloat8E4M3FNUZ ? 240.0f : 57344.0f;
+  // float32 bits of the smallest normal 2^(1 - bias), and of 2^(1 - bias - mant + 23), the
+  // constant whose float32 ulp is the format's subnormal quantum.
+  static constexpr int32_t kMinNormalBits = (127 + 1 - kBias) << 23;
+  static constexpr int32_t kSubMagicBits = (127 + 1 - kBias - kMant + 23) << 23;
+};
+
+// float8/float4 outputs: RNE on the float32 bits of the exact quotient (no detour through
+// float16). saturate: |q| clamped to max first; otherwise codes beyond max become NaN
+// (e4m3fn 0x7F|sign, fnuz 0x80) or Inf (e5m2 0x7C|sign). float4e2m1 adds its zero point as a
+// float in the division precision, always saturates, and writes 0x8/0x0 for +NaN/-NaN.
+template <DType kT>
+struct MiniFloatEncoder {
+  using Tr = MiniTraits<kT>;
+  bool saturate;
+  template <class DF>
+  struct State {
+    hn::Vec<DF> zp;  // float4 only: the zero point's value
+  };
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
+    return {hn::BitCast(df, zp_bits)};
+  }
+  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+    const DI di;
+    if (Tr::kFp4) q = RoundToPrec<kPrec>(df, hn::Add(q, st.zp));
+    const auto neg = hn::Lt(hn::BitCast(di, q), hn::Zero(di));  // sign bit set
+    auto av = hn::Abs(q);
+    const auto maxv = hn::Set(df, Tr::kMaxValue);
+    if (Tr::kFp4 || saturate) av = hn::IfThenElse(hn::Gt(av, maxv), maxv, av);  // NaN stays
+    const auto a = hn::BitCast(di, av);
+    // Normal range: round the 23-bit fraction to kMant bits (carry may bump the exponent),
+    // then rebias the exponent field.
+    constexpr int kShift = 23 - Tr::kMant;
+    const auto lsb = hn::And(hn::ShiftRight<kShift>(a), hn::Set(di, 1));
+    const auto normal = hn::Sub(
+        hn::ShiftRight<kShift>(hn::Add(a, hn::Add(hn::Set(di, (1 << (kShift - 1)) - 1), lsb))),
+        hn::Set(di, (127 - Tr::kBias) << Tr::kMant));
+    // Subnormal range: the FPU rounds |q| + magic to the subnormal quantum; the difference of
+    // the bits counts quanta (2^kMant quanta = the smallest normal code, so carries are right).
+    const auto magic = hn::BitCast(df, hn::Set(di, Tr::kSubMagicBits));
+    const auto sub = hn::Sub(hn::BitCast(di, hn::Add(av, magic)), hn::BitCast(di, magic));
+    auto code = hn::IfThenElse(hn::Lt(a, hn::Set(di, Tr::kMinNormalBits)), sub, normal);
+    const auto over = hn::Gt(code, hn::Set(di, Tr::kMaxCode));  // only without saturation
+    const int32_t over_code = Tr::kFnuz ? 0x80 : (Tr::kE5M2 ? 0x7C : 0x7F);
+    code = hn::IfThenElse(over, hn::Set(di, over_code), code);
+    // Sign: kept on zeros except for fnuz (no -0), and fnuz's 0x80 NaN carries none.
+    auto sign_ok = neg;
+    if (Tr::kFnuz) {
+      sign_ok = hn::AndNot(hn::Or(over, hn::Eq(code, hn::Zero(di))), neg);
+    }
+    code = hn::IfThenElse(sign_ok, hn::Or(code, hn::Set(di, Tr::kSignBit)), code);
+    const auto nan = hn::RebindMask(di, hn::IsNaN(q));
+    if (Tr::kFp4) {
+      return hn::IfThenElse(nan, hn::IfThenElse(neg, hn::Zero(di), hn::Set(di, 0x8)), code);
+    }
+    if (Tr::kFnuz) return hn::IfThenElse(nan, hn::Set(di, 0x80), code);
+    const int32_t nan_code = Tr::kE5M2 ? 0x7E : 0x7F;
+    return hn::IfThenElse(nan, hn::IfThenElse(neg, hn::Set(di, nan_code | 0x80), hn::Set(di, nan_code)), code);
+  }
+};
 
 template <class DF, class TOut>
 HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_RESTRICT out) {
@@ -48,46 +143,46 @@ HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_R
   hn::StoreU(hn::DemoteTo(dout, v), dout, out);
 }
 
+template <Prec kPrec, class DF>
+HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s) {
+  return RoundToPrec<kPrec>(df, hn::Div(RoundToPrec<kPrec>(df, x), s));
+}
+
 // n elements with one scale and zero point.
-template <Prec kPrec, class XT, class TOut>
-HWY_NOINLINE void QuantizeUniform(const XT* HWY_RESTRICT x, int64_t n, float scale, int32_t zp,
-                                  int32_t qmin, int32_t qmax, TOut* HWY_RESTRICT out) {
+template <Prec kPrec, class Enc, class XT, class TOut>
+HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, float scale,
+                                  int32_t zp, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto vs = hn::Set(df, scale);
-  const auto vz = hn::Set(di, zp);
-  const auto lo = hn::Set(df, static_cast<float>(qmin - zp));
-  const auto hi = hn::Set(df, static_cast<float>(qmax - zp));
+  const auto st = enc.Prepare(df, hn::Set(di, zp));
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    StoreCodes(df, QuantizeLanes<kPrec>(df, LoadAsF32(df, x + i), vs, vz, lo, hi), out + i);
+    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, x + i), vs), st),
+               out + i);
   }
   if (i < n) {  // tail through stack buffers: no over-read, no over-write
     const size_t rem = static_cast<size_t>(n - i);
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN TOut ob[hn::MaxLanes(df)];
     std::memcpy(xb, x + i, rem * sizeof(XT));
-    StoreCodes(df, QuantizeLanes<kPrec>(df, LoadAsF32(df, xb), vs, vz, lo, hi), ob);
+    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xb), vs), st), ob);
     std::memcpy(out + i, ob, rem * sizeof(TOut));
   }
 }
 
 // n elements, element j with scales[j] and zps[j].
-template <Prec kPrec, class XT, class TOut>
-HWY_NOINLINE void QuantizePerElement(const XT* HWY_RESTRICT x, int64_t n,
+template <Prec kPrec, class Enc, class XT, class TOut>
+HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
                                      const float* HWY_RESTRICT scales,
-                                     const int32_t* HWY_RESTRICT zps, int32_t qmin, int32_t qmax,
-                                     TOut* HWY_RESTRICT out) {
+                                     const int32_t* HWY_RESTRICT zps, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto vmin = hn::Set(di, qmin), vmax = hn::Set(di, qmax);
   auto lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) {
-    const auto vz = hn::LoadU(di, zp);
-    const auto lo = hn::ConvertTo(df, hn::Sub(vmin, vz));
-    const auto hi = hn::ConvertTo(df, hn::Sub(vmax, vz));
-    StoreCodes(df, QuantizeLanes<kPrec>(df, LoadAsF32(df, xp), hn::LoadU(df, sp), vz, lo, hi), op);
+    const auto st = enc.Prepare(df, hn::LoadU(di, zp));
+    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), hn::LoadU(df, sp)), st), op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) lanes(x + i, scales + i, zps + i, out + i);
@@ -107,21 +202,19 @@ HWY_NOINLINE void QuantizePerElement(const XT* HWY_RESTRICT x, int64_t n,
 }
 
 // One run (plan.h) of x into out[0, r.count).
-template <Prec kPrec, class XT, class TOut>
-HWY_INLINE void QuantizeRunInt(const Run& r, const XT* HWY_RESTRICT x, const QuantParams& prm,
-                               int32_t qmin, int32_t qmax, TOut* HWY_RESTRICT out) {
+template <Prec kPrec, class Enc, class XT, class TOut>
+HWY_INLINE void QuantizeRun(const Enc& enc, const Run& r, const XT* HWY_RESTRICT x,
+                            const QuantParams& prm, TOut* HWY_RESTRICT out) {
   const XT* xr = x + r.start;
   if (r.period >= r.count) {
-    QuantizeUniform<kPrec>(xr, r.count, prm.scales[r.scale_first], prm.zps[r.scale_first], qmin,
-                           qmax, out);
+    QuantizeUniform<kPrec>(enc, xr, r.count, prm.scales[r.scale_first], prm.zps[r.scale_first], out);
   } else if (r.period == 1) {
-    QuantizePerElement<kPrec>(xr, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first,
-                              qmin, qmax, out);
+    QuantizePerElement<kPrec>(enc, xr, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, out);
   } else if (r.period >= 16) {  // blocks along the run: one uniform span per block
     int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
     while (j < r.count) {
       len = std::min(len, r.count - j);
-      QuantizeUniform<kPrec>(xr + j, len, prm.scales[k], prm.zps[k], qmin, qmax, out + j);
+      QuantizeUniform<kPrec>(enc, xr + j, len, prm.scales[k], prm.zps[k], out + j);
       j += len;
       ++k;
       len = r.period;
@@ -136,7 +229,7 @@ HWY_INLINE void QuantizeRunInt(const Run& r, const XT* HWY_RESTRICT x, const Qua
         sb[j] = prm.scales[k];
         zb[j] = prm.zps[k];
       }
-      QuantizePerElement<kPrec>(xr + j0, len, sb, zb, qmin, qmax, out + j0);
+      QuantizePerElement<kPrec>(enc, xr + j0, len, sb, zb, out + j0);
     }
   }
 }
@@ -188,30 +281,30 @@ HWY_NOINLINE void PackCodes(const uint8_t* HWY_RESTRICT codes, int64_t n, uint8_
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
 
-template <Prec kPrec, class XT, class TOut>
-void QuantizeIntAll(const QuantizePlan& p, const QuantParams& prm, void* y) {
+template <Prec kPrec, class XT, class TOut, class Enc>
+void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y) {
   const XT* x = static_cast<const XT*>(p.x);
-  const DTypeInfo& info = Info(p.y_type);
+  const int bits = Info(p.y_type).bits;
   const int64_t n = p.layout.count;
-  if (info.bits >= 8) {
+  if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
     ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      QuantizeRunInt<kPrec>(r, x, prm, info.qmin, info.qmax, out + r.start);
+      QuantizeRun<kPrec>(enc, r, x, prm, out + r.start);
     });
     return;
   }
   // Sub-byte: chunks on byte boundaries; codes staged one per byte, padding codes zero.
   HWY_ALIGN TOut codes[kChunk];
   uint8_t* out = static_cast<uint8_t*>(y);
-  const int per = 8 / info.bits;
+  const int per = 8 / bits;
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t c1 = std::min(n, c0 + kChunk);
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      QuantizeRunInt<kPrec>(r, x, prm, info.qmin, info.qmax, codes + (r.start - c0));
+      QuantizeRun<kPrec>(enc, r, x, prm, codes + (r.start - c0));
     });
     const int64_t padded = (c1 - c0 + per - 1) / per * per;
     std::fill(codes + (c1 - c0), codes + padded, TOut{0});
-    if (info.bits == 4) {
+    if (bits == 4) {
       PackCodes<4>(reinterpret_cast<const uint8_t*>(codes), padded, out + c0 / per);
     } else {
       PackCodes<2>(reinterpret_cast<const uint8_t*>(codes), padded, out + c0 / per);
@@ -220,25 +313,37 @@ void QuantizeIntAll(const QuantizePlan& p, const QuantParams& prm, void* y) {
 }
 
 template <Prec kPrec, class XT>
-void QuantizeIntForX(const QuantizePlan& p, const QuantParams& prm, void* y) {
+void QuantizeForX(const QuantizePlan& p, const QuantParams& prm, void* y) {
+  const DTypeInfo& info = Info(p.y_type);
+  const IntEncoder ints{info.qmin, info.qmax};
   switch (p.y_type) {
     case DType::kInt8: case DType::kInt4: case DType::kInt2:
-      return QuantizeIntAll<kPrec, XT, int8_t>(p, prm, y);
+      return QuantizeAll<kPrec, XT, int8_t>(ints, p, prm, y);
     case DType::kUint8: case DType::kUint4: case DType::kUint2:
-      return QuantizeIntAll<kPrec, XT, uint8_t>(p, prm, y);
-    case DType::kInt16: return QuantizeIntAll<kPrec, XT, int16_t>(p, prm, y);
-    case DType::kUint16: return QuantizeIntAll<kPrec, XT, uint16_t>(p, prm, y);
+      return QuantizeAll<kPrec, XT, uint8_t>(ints, p, prm, y);
+    case DType::kInt16: return QuantizeAll<kPrec, XT, int16_t>(ints, p, prm, y);
+    case DType::kUint16: return QuantizeAll<kPrec, XT, uint16_t>(ints, p, prm, y);
+    case DType::kFloat8E4M3FN:
+      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FN>{p.saturate}, p, prm, y);
+    case DType::kFloat8E4M3FNUZ:
+      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FNUZ>{p.saturate}, p, prm, y);
+    case DType::kFloat8E5M2:
+      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2>{p.saturate}, p, prm, y);
+    case DType::kFloat8E5M2FNUZ:
+      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2FNUZ>{p.saturate}, p, prm, y);
+    case DType::kFloat4E2M1:
+      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat4E2M1>{true}, p, prm, y);
     default: return;
   }
 }
 
 template <Prec kPrec>
-void QuantizeIntForPrec(const QuantizePlan& p, const QuantParams& prm, void* y) {
+void QuantizeForPrec(const QuantizePlan& p, const QuantParams& prm, void* y) {
   switch (p.x_type) {
-    case DType::kFloat32: return QuantizeIntForX<kPrec, float>(p, prm, y);
-    case DType::kFloat16: return QuantizeIntForX<kPrec, hwy::float16_t>(p, prm, y);
-    case DType::kBFloat16: return QuantizeIntForX<kPrec, hwy::bfloat16_t>(p, prm, y);
-    case DType::kInt32: return QuantizeIntForX<kPrec, int32_t>(p, prm, y);
+    case DType::kFloat32: return QuantizeForX<kPrec, float>(p, prm, y);
+    case DType::kFloat16: return QuantizeForX<kPrec, hwy::float16_t>(p, prm, y);
+    case DType::kBFloat16: return QuantizeForX<kPrec, hwy::bfloat16_t>(p, prm, y);
+    case DType::kInt32: return QuantizeForX<kPrec, int32_t>(p, prm, y);
     default: return;
   }
 }
@@ -246,9 +351,9 @@ void QuantizeIntForPrec(const QuantizePlan& p, const QuantParams& prm, void* y) 
 // Vector QuantizeLinear for plans that VectorQuantizeSupported accepts.
 inline void QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y) {
   switch (p.prec) {
-    case Prec::kF32: return QuantizeIntForPrec<Prec::kF32>(p, prm, y);
-    case Prec::kF16: return QuantizeIntForPrec<Prec::kF16>(p, prm, y);
-    case Prec::kBF16: return QuantizeIntForPrec<Prec::kBF16>(p, prm, y);
+    case Prec::kF32: return QuantizeForPrec<Prec::kF32>(p, prm, y);
+    case Prec::kF16: return QuantizeForPrec<Prec::kF16>(p, prm, y);
+    case Prec::kBF16: return QuantizeForPrec<Prec::kBF16>(p, prm, y);
     case Prec::kF64: return;
   }
 }
@@ -266,10 +371,48 @@ HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRI
   hn::StoreU(hn::DemoteTo(d16, bits), d16, static_cast<uint16_t*>(out));
 }
 
-// x[j] (integer type XT) -> (x - zp) * s, n elements; per-element or uniform scale/zp.
-template <bool kPerElement, class XT>
-HWY_NOINLINE void DequantizeSpan(const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
-                                 const int32_t* HWY_RESTRICT zp, DType y_type, void* HWY_RESTRICT y) {
+// DequantizeLinear decoders: x lanes (promoted to int32) and zero point -> float32 value.
+// Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
+struct IntDecoder {
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
+    return hn::ConvertTo(df, hn::Sub(x, zp));
+  }
+};
+
+// float8/float4 codes -> exact float32: the magnitude's fields placed in a float32 and scaled by
+// 2^(127 - bias) (exact for normals and subnormals), then the format's NaN/Inf codes. The zero
+// point is zero (validated) and not used.
+template <DType kT>
+struct MiniFloatDecoder {
+  using Tr = MiniTraits<kT>;
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> code, hn::Vec<DI> /*zp*/) const {
+    const DI di;
+    const auto mag = hn::And(code, hn::Set(di, Tr::kSignBit - 1));
+    const auto scale = hn::BitCast(df, hn::Set(di, (127 + 127 - Tr::kBias) << 23));
+    auto v = hn::Mul(hn::BitCast(df, hn::ShiftLeft<23 - Tr::kMant>(mag)), scale);
+    if (kT == DType::kFloat8E4M3FN) {
+      v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(mag, hn::Set(di, 0x7F))), hn::Set(df, NAN), v);
+    } else if (Tr::kE5M2) {
+      v = hn::IfThenElse(hn::RebindMask(df, hn::Gt(mag, hn::Set(di, 0x7B))),
+                         hn::IfThenElse(hn::RebindMask(df, hn::Eq(mag, hn::Set(di, 0x7C))),
+                                        hn::Set(df, INFINITY), hn::Set(df, NAN)),
+                         v);
+    } else if (Tr::kFnuz) {
+      v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(code, hn::Set(di, 0x80))), hn::Set(df, NAN), v);
+    }
+    const auto neg = hn::RebindMask(df, hn::Ne(hn::And(code, hn::Set(di, Tr::kSignBit)), hn::Zero(di)));
+    const auto keep_sign = Tr::kFnuz ? hn::AndNot(hn::IsNaN(v), neg) : neg;
+    return hn::IfThenElse(keep_sign, hn::Neg(v), v);
+  }
+};
+
+// x[j] (codes of type XT) -> decode(x, zp) * s, n elements; per-element or uniform scale/zp.
+template <bool kPerElement, class Dec, class XT>
+HWY_NOINLINE void DequantizeSpan(const Dec& dec, const XT* HWY_RESTRICT x, int64_t n,
+                                 const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT zp,
+                                 DType y_type, void* HWY_RESTRICT y) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<XT, decltype(df)> dx;
@@ -285,8 +428,7 @@ HWY_NOINLINE void DequantizeSpan(const XT* HWY_RESTRICT x, int64_t n, const floa
     }
     const auto vz = kPerElement ? hn::LoadU(di, zpp) : hn::Set(di, *zpp);
     const auto vs = kPerElement ? hn::LoadU(df, sp) : hn::Set(df, *sp);
-    // (x - zp) is exact in int32 for <= 16-bit types; int32 inputs have zp == 0 (validated).
-    StoreOutput(df, hn::Mul(hn::ConvertTo(df, hn::Sub(xi, vz)), vs), y_type, op);
+    StoreOutput(df, hn::Mul(dec.Decode(df, xi, vz), vs), y_type, op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) {
@@ -308,19 +450,19 @@ HWY_NOINLINE void DequantizeSpan(const XT* HWY_RESTRICT x, int64_t n, const floa
   }
 }
 
-template <class XT>
-HWY_INLINE void DequantizeRun(const Run& r, const XT* HWY_RESTRICT x, const QuantParams& prm,
-                              DType y_type, char* HWY_RESTRICT y, size_t ysize) {
-  const XT* xr = x;
+template <class Dec, class XT>
+HWY_INLINE void DequantizeRun(const Dec& dec, const Run& r, const XT* HWY_RESTRICT x,
+                              const QuantParams& prm, DType y_type, char* HWY_RESTRICT y,
+                              size_t ysize) {
   if (r.period >= r.count) {
-    DequantizeSpan<false>(xr, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
+    DequantizeSpan<false>(dec, x, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
   } else if (r.period == 1) {
-    DequantizeSpan<true>(xr, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
+    DequantizeSpan<true>(dec, x, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
   } else {
     int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
     while (j < r.count) {
       len = std::min(len, r.count - j);
-      DequantizeSpan<false>(xr + j, len, prm.scales + k, prm.zps + k, y_type, y + j * ysize);
+      DequantizeSpan<false>(dec, x + j, len, prm.scales + k, prm.zps + k, y_type, y + j * ysize);
       j += len;
       ++k;
       len = r.period;
@@ -328,8 +470,8 @@ HWY_INLINE void DequantizeRun(const Run& r, const XT* HWY_RESTRICT x, const Quan
   }
 }
 
-template <class XT>
-void DequantizeAll(const DequantizePlan& p, const QuantParams& prm, void* y) {
+template <class XT, class Dec>
+void DequantizeAll(const Dec& dec, const DequantizePlan& p, const QuantParams& prm, void* y) {
   const size_t ysize = p.y_type == DType::kFloat32 ? 4 : 2;
   char* out = static_cast<char*>(y);
   const int64_t n = p.layout.count;
@@ -337,38 +479,44 @@ void DequantizeAll(const DequantizePlan& p, const QuantParams& prm, void* y) {
   if (info.bits >= 8) {
     const XT* x = static_cast<const XT*>(p.x);
     ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      DequantizeRun(r, x + r.start, prm, p.y_type, out + r.start * ysize, ysize);
+      DequantizeRun(dec, r, x + r.start, prm, p.y_type, out + r.start * ysize, ysize);
     });
     return;
   }
-  // Sub-byte inputs: unpack a chunk (sign-extended) to one code per byte, then the same runs.
+  // Sub-byte inputs: unpack a chunk to one code per byte (integers sign-extended), then runs.
   HWY_ALIGN XT codes[kChunk];
   const uint8_t* in = static_cast<const uint8_t*>(p.x);
   const int bits = info.bits, per = 8 / bits;
-  const int shift = 8 - bits;  // sign extension by shifting the field to the top
+  const int shift = 8 - bits;  // sign extension: the field shifted to the top and back
+  const bool sign_extend = info.kind == Kind::kInt && info.is_signed;
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t c1 = std::min(n, c0 + kChunk);
     for (int64_t i = c0; i < c1; ++i) {
       const unsigned field = (in[i / per] >> (bits * (i % per))) & ((1u << bits) - 1);
-      codes[i - c0] = info.is_signed
-                          ? static_cast<XT>(static_cast<int8_t>(static_cast<uint8_t>(field << shift)) >> shift)
-                          : static_cast<XT>(field);
+      codes[i - c0] = sign_extend ? static_cast<XT>(static_cast<int8_t>(static_cast<uint8_t>(field << shift)) >> shift)
+                                  : static_cast<XT>(field);
     }
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      DequantizeRun(r, codes + (r.start - c0), prm, p.y_type, out + r.start * ysize, ysize);
+      DequantizeRun(dec, r, codes + (r.start - c0), prm, p.y_type, out + r.start * ysize, ysize);
     });
   }
 }
 
 inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
+  const IntDecoder ints;
   switch (p.x_type) {
     case DType::kInt8: case DType::kInt4: case DType::kInt2:
-      return DequantizeAll<int8_t>(p, prm, y);
+      return DequantizeAll<int8_t>(ints, p, prm, y);
     case DType::kUint8: case DType::kUint4: case DType::kUint2:
-      return DequantizeAll<uint8_t>(p, prm, y);
-    case DType::kInt16: return DequantizeAll<int16_t>(p, prm, y);
-    case DType::kUint16: return DequantizeAll<uint16_t>(p, prm, y);
-    case DType::kInt32: return DequantizeAll<int32_t>(p, prm, y);
+      return DequantizeAll<uint8_t>(ints, p, prm, y);
+    case DType::kInt16: return DequantizeAll<int16_t>(ints, p, prm, y);
+    case DType::kUint16: return DequantizeAll<uint16_t>(ints, p, prm, y);
+    case DType::kInt32: return DequantizeAll<int32_t>(ints, p, prm, y);
+    case DType::kFloat8E4M3FN: return DequantizeAll<uint8_t>(MiniFloatDecoder<DType::kFloat8E4M3FN>(), p, prm, y);
+    case DType::kFloat8E4M3FNUZ: return DequantizeAll<uint8_t>(MiniFloatDecoder<DType::kFloat8E4M3FNUZ>(), p, prm, y);
+    case DType::kFloat8E5M2: return DequantizeAll<uint8_t>(MiniFloatDecoder<DType::kFloat8E5M2>(), p, prm, y);
+    case DType::kFloat8E5M2FNUZ: return DequantizeAll<uint8_t>(MiniFloatDecoder<DType::kFloat8E5M2FNUZ>(), p, prm, y);
+    case DType::kFloat4E2M1: return DequantizeAll<uint8_t>(MiniFloatDecoder<DType::kFloat4E2M1>(), p, prm, y);
     default: return;
   }
 }
@@ -400,7 +548,7 @@ inline void DynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
   float lo, hi;
   RangeOf(x, n, &lo, &hi);
   DynamicParamsFromRange(lo, hi, scale, zp);
-  QuantizeUniform<Prec::kF32>(x, n, *scale, *zp, 0, 255, y);
+  QuantizeUniform<Prec::kF32>(IntEncoder{0, 255}, x, n, *scale, *zp, y);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -61,6 +61,12 @@ double LoadReal(DType t, const void* data, int64_t i) {
   }
 }
 
+uint32_t LoadCode(DType t, const void* data, int64_t i) {
+  const uint8_t* b = static_cast<const uint8_t*>(data);
+  if (t == DType::kFloat4E2M1) return (b[i >> 1] >> (4 * (i & 1))) & 0xF;
+  return b[i];
+}
+
 int32_t LoadInt(DType t, const void* data, int64_t i) {
   const uint8_t* b = static_cast<const uint8_t*>(data);
   switch (t) {
@@ -120,11 +126,8 @@ int32_t QuantizeElement(const QuantizePlan& p, int64_t i) {
   }
   if (p.y_type == DType::kFloat4E2M1) {
     const double zp =
-        p.zero_point
-            ? DecodeMiniFloat(p.y_type, static_cast<uint8_t>(
-                                            (static_cast<const uint8_t*>(p.zero_point)[k >> 1] >>
-                                             (4 * (k & 1))) & 0xF))
-            : 0.0;
+        p.zero_point ? DecodeMiniFloat(p.y_type, static_cast<uint8_t>(LoadCode(p.y_type, p.zero_point, k)))
+                     : 0.0;
     // The zero point is added as a float before rounding (README decision 5): -0 + 0 = +0.
     const double v = p.zero_point ? AddInPrecision(p.prec, q, zp) : q;
     return EncodeMiniFloat(p.y_type, v, true);
@@ -146,11 +149,7 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
       const int64_t zp = p.zero_point ? LoadInt(p.x_type, p.zero_point, k) : 0;
       d = static_cast<float>(static_cast<int64_t>(LoadInt(p.x_type, p.x, i)) - zp);
     } else {
-      const uint8_t* b = static_cast<const uint8_t*>(p.x);
-      const uint8_t code = p.x_type == DType::kFloat4E2M1
-                               ? static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF)
-                               : b[i];
-      d = DecodeMiniFloat(p.x_type, code);
+      d = DecodeMiniFloat(p.x_type, static_cast<uint8_t>(LoadCode(p.x_type, p.x, i)));
     }
     const float v = d * static_cast<float>(LoadReal(p.scale_type, p.scale, k));
     char* out = static_cast<char*>(y);

@@ -13,6 +13,8 @@ namespace qlinear {
 
 // Exact value of element i of a float32/float16/bfloat16/int32/float8e8m0 tensor.
 double LoadReal(DType t, const void* data, int64_t i);
+// Raw code of element i of a float8/float4 tensor (float4 unpacked from its nibble).
+uint32_t LoadCode(DType t, const void* data, int64_t i);
 // Element i of an integer tensor (incl. packed sub-byte types, sign-extended).
 int32_t LoadInt(DType t, const void* data, int64_t i);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -386,6 +387,176 @@ TEST_P(KernelTest, DynamicQuantizeMatchesReference) {
     for (int64_t i = 0; i < n; ++i) {
       const int32_t q = SaturateToInt(DivideInPrecision(Prec::kF32, x[i], want_scale), want_zp, 0, 255);
       ASSERT_EQ(y.data()[i], q) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
+
+namespace qlinear {
+namespace {
+
+// Quantizes the raw x bytes (n elements of xt) with a per-tensor scale through the API on the
+// forced target and through the reference; asserts identical bytes and intact red zones.
+void CheckAgainstReference(int32_t xt, const std::vector<uint8_t>& xbytes, int64_t n, int32_t st,
+                           const std::vector<uint8_t>& scale, int32_t yt, bool saturate, int opset,
+                           const std::string& what) {
+  const int64_t dims[1] = {n};
+  const qlinear_tensor x{xt, 1, dims, xbytes.data()};
+  const qlinear_tensor sc{st, 0, nullptr, scale.data()};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.opset = opset;
+  a.output_dtype = yt;
+  a.saturate = saturate;
+  const size_t ybytes = Bytes(yt, n);
+  Buffer y(ybytes, 1);
+  ASSERT_EQ(qlinear_quantize_linear(&x, &sc, nullptr, &a, y.data(), ybytes), QLINEAR_OK)
+      << qlinear_last_error() << " " << what;
+  ASSERT_TRUE(y.RedZonesIntact()) << what;
+  QuantizePlan plan;
+  ASSERT_EQ(PlanQuantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+  std::vector<uint8_t> want(ybytes + 1);
+  QuantizeReference(plan, want.data(), 0, n);
+  for (size_t i = 0; i < ybytes; ++i) {
+    if (y.data()[i] != want[i]) {
+      const size_t per = Bits(yt) >= 8 ? 1 : static_cast<size_t>(8 / Bits(yt));
+      char xs[64] = "";
+      const size_t xsz = static_cast<size_t>(Bits(xt) / 8);
+      uint32_t xv = 0;
+      std::memcpy(&xv, xbytes.data() + i * per * xsz, xsz);
+      std::snprintf(xs, sizeof(xs), "0x%x", xv);
+      FAIL() << what << " -> " << qlinear_dtype_name(yt) << " sat " << saturate << ": byte " << i
+             << " (first x " << xs << ") got 0x" << std::hex << int(y.data()[i]) << " want 0x"
+             << int(want[i]);
+    }
+  }
+}
+
+const int32_t kAllOutputs[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ,
+                               QLINEAR_DTYPE_FLOAT8E5M2,   QLINEAR_DTYPE_FLOAT8E5M2FNUZ,
+                               QLINEAR_DTYPE_FLOAT4E2M1,   QLINEAR_DTYPE_INT8,
+                               QLINEAR_DTYPE_UINT8,        QLINEAR_DTYPE_INT16,
+                               QLINEAR_DTYPE_UINT4,        QLINEAR_DTYPE_INT2};
+
+std::vector<uint8_t> Half16(uint16_t h) { return {static_cast<uint8_t>(h), static_cast<uint8_t>(h >> 8)}; }
+std::vector<uint8_t> F32Bytes(float f) {
+  std::vector<uint8_t> b(4);
+  std::memcpy(b.data(), &f, 4);
+  return b;
+}
+
+// Every float16 and bfloat16 bit pattern through every encoder: the division in the narrow
+// precision (opset 19: scale of x's type) and in float32 (opset 23, float32 scale).
+TEST_P(KernelTest, EveryHalfAndBFloat16PatternThroughEveryEncoder) {
+  std::vector<uint8_t> all(65536 * 2);
+  for (uint32_t v = 0; v < 65536; ++v) {
+    all[2 * v] = static_cast<uint8_t>(v);
+    all[2 * v + 1] = static_cast<uint8_t>(v >> 8);
+  }
+  for (int32_t yt : kAllOutputs) {
+    for (bool sat : {true, false}) {
+      if (!sat && FindDType(yt)->kind != Kind::kMiniFloat) continue;
+      // scale 1 keeps every pattern; 0.375 rounds, and pushes values over the top.
+      CheckAgainstReference(QLINEAR_DTYPE_FLOAT16, all, 65536, QLINEAR_DTYPE_FLOAT16, Half16(0x3C00), yt, sat, 25, "f16/f16(1)");
+      CheckAgainstReference(QLINEAR_DTYPE_FLOAT16, all, 65536, QLINEAR_DTYPE_FLOAT16, Half16(0x3600), yt, sat, 25, "f16/f16(0.375)");
+      CheckAgainstReference(QLINEAR_DTYPE_BFLOAT16, all, 65536, QLINEAR_DTYPE_BFLOAT16, Half16(0x3F80), yt, sat, 25, "bf16/bf16(1)");
+      CheckAgainstReference(QLINEAR_DTYPE_BFLOAT16, all, 65536, QLINEAR_DTYPE_BFLOAT16, Half16(0x3EC0), yt, sat, 25, "bf16/bf16(0.375)");
+      CheckAgainstReference(QLINEAR_DTYPE_FLOAT16, all, 65536, QLINEAR_DTYPE_FLOAT, F32Bytes(0.3f), yt, sat, 25, "f16/f32(0.3)");
+      CheckAgainstReference(QLINEAR_DTYPE_BFLOAT16, all, 65536, QLINEAR_DTYPE_FLOAT, F32Bytes(1e-20f), yt, sat, 25, "bf16/f32(1e-20)");
+    }
+  }
+}
+
+// Every midpoint between adjacent float8/float4 values, its float32 neighbours, and the
+// overflow ties (e.g. 464, 248, 61440), as float32 x with scale 1, saturate on and off.
+TEST_P(KernelTest, EveryMiniFloatMidpointAndOverflowTie) {
+  for (int32_t yt : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ,
+                     QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1}) {
+    const DType t = static_cast<DType>(yt);
+    const int codes = yt == QLINEAR_DTYPE_FLOAT4E2M1 ? 8 : 128;
+    std::vector<float> x;
+    for (int c = 0; c < codes; ++c) {
+      const float lo = DecodeMiniFloat(t, static_cast<uint8_t>(c));
+      float hi = c + 1 < codes ? DecodeMiniFloat(t, static_cast<uint8_t>(c + 1)) : NAN;
+      if (!std::isfinite(lo)) continue;
+      if (!std::isfinite(hi)) {  // the step above max: the overflow tie
+        const MiniFloatFormat& f = FormatOf(t);
+        hi = static_cast<float>(f.max_value + std::ldexp(1.0, static_cast<int>(std::floor(std::log2(f.max_value))) - f.mant_bits));
+      }
+      const float mid = (lo + hi) / 2;
+      for (float v : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, kInf), lo, hi}) {
+        x.push_back(v);
+        x.push_back(-v);
+      }
+    }
+    std::vector<uint8_t> bytes(x.size() * 4);
+    std::memcpy(bytes.data(), x.data(), bytes.size());
+    for (bool sat : {true, false}) {
+      CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, static_cast<int64_t>(x.size()), QLINEAR_DTYPE_FLOAT,
+                            F32Bytes(1.0f), yt, sat, 25, "midpoints");
+      CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, static_cast<int64_t>(x.size()), QLINEAR_DTYPE_FLOAT,
+                            F32Bytes(0.5f), yt, sat, 25, "midpoints/0.5");
+    }
+  }
+}
+
+// Random float32 bit patterns (all exponents, NaNs and Infs included) through every encoder.
+// QLINEAR_SWEEP_COUNT sets the count per encoder (the `long` ctest label runs 10^7).
+TEST_P(KernelTest, RandomFloat32Sweep) {
+  const char* env = std::getenv("QLINEAR_SWEEP_COUNT");
+  const int64_t total = env ? std::atoll(env) : 100000;
+  std::mt19937 rng(11);
+  const int64_t batch = 1 << 20;
+  for (int32_t yt : kAllOutputs) {
+    for (bool sat : {true, false}) {
+      if (!sat && FindDType(yt)->kind != Kind::kMiniFloat) continue;
+      for (int64_t done = 0; done < total; done += batch) {
+        const int64_t n = std::min(batch, total - done);
+        std::vector<uint8_t> bytes(static_cast<size_t>(n) * 4);
+        for (int64_t i = 0; i < n; ++i) {
+          // Half the lanes anywhere, half near the format's range (exponents -20..20).
+          uint32_t u = static_cast<uint32_t>(rng());
+          if (i & 1) u = (u & 0x807FFFFFu) | ((107u + (u >> 23) % 40u) << 23);
+          std::memcpy(&bytes[static_cast<size_t>(4 * i)], &u, 4);
+        }
+        CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, n, QLINEAR_DTYPE_FLOAT, F32Bytes(1.0f), yt, sat, 25, "sweep/1");
+        CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, n, QLINEAR_DTYPE_FLOAT, F32Bytes(0.0371f), yt, sat, 25, "sweep/0.0371");
+      }
+    }
+  }
+}
+
+// All 256 float8 codes and 16 float4 codes decoded on this target (DQ), every output type.
+TEST_P(KernelTest, EveryMiniFloatCodeDecodes) {
+  for (int32_t xt : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ,
+                     QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1}) {
+    const int64_t n = xt == QLINEAR_DTYPE_FLOAT4E2M1 ? 16 : 256;
+    std::vector<uint8_t> x(Bytes(xt, n));
+    for (int64_t c = 0; c < n; ++c) {
+      if (xt == QLINEAR_DTYPE_FLOAT4E2M1) x[c / 2] |= static_cast<uint8_t>(c << (4 * (c % 2)));
+      else x[c] = static_cast<uint8_t>(c);
+    }
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+      for (float s : {1.0f, 0.0371f, 1e-30f, 3e34f}) {
+        const int64_t dims[1] = {n};
+        const qlinear_tensor tx{xt, 1, dims, x.data()};
+        const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+        qlinear_dequantize_attrs a;
+        qlinear_dequantize_attrs_init(&a);
+        a.output_dtype = yt;
+        const size_t ybytes = Bytes(yt, n);
+        Buffer y(ybytes, 3);
+        ASSERT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, &a, y.data(), ybytes), QLINEAR_OK);
+        ASSERT_TRUE(y.RedZonesIntact());
+        DequantizePlan plan;
+        ASSERT_EQ(PlanDequantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK);
+        std::vector<uint8_t> want(ybytes);
+        DequantizeReference(plan, want.data(), 0, n);
+        ASSERT_EQ(std::vector<uint8_t>(y.data(), y.data() + ybytes), want)
+            << qlinear_dtype_name(xt) << " -> " << qlinear_dtype_name(yt) << " s " << s;
+      }
     }
   }
 }
