@@ -160,7 +160,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
   if (!ok) state.SkipWithError(qlinear_last_error());
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x.size() + y.size()));
-  state.SetLabel(TargetLabel(target == kReference ? kReference : ActiveTarget()));
+  state.SetLabel(TargetLabel(target == kReference ? kReference : DispatchedTarget()));
   hwy::SetSupportedTargetsForTest(0);
 }
 
@@ -181,7 +181,7 @@ void BM_Dynamic(benchmark::State& state, int64_t target) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
-  state.SetLabel(TargetLabel(ActiveTarget()));
+  state.SetLabel(TargetLabel(DispatchedTarget()));
   hwy::SetSupportedTargetsForTest(0);
 }
 

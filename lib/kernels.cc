@@ -129,11 +129,11 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp);
 }
 
-const char* ActiveTargetName() { return hwy::TargetName(ActiveTarget()); }
+const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }
 
-int64_t ActiveTarget() { return HWY_DYNAMIC_DISPATCH(TargetDriver)(); }
+int64_t DispatchedTarget() { return HWY_DYNAMIC_DISPATCH(TargetDriver)(); }
 
-int64_t ActiveLanesF32() { return HWY_DYNAMIC_DISPATCH(LanesDriver)(); }
+int64_t DispatchedLanesF32() { return HWY_DYNAMIC_DISPATCH(LanesDriver)(); }
 
 int64_t CompiledTargetMask() { return HWY_TARGETS; }
 

@@ -28,8 +28,8 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
 
 // Name of the target a call made now would run on, its Highway bit, and its float32 lanes.
 const char* ActiveTargetName();
-int64_t ActiveTarget();
-int64_t ActiveLanesF32();
+int64_t DispatchedTarget();
+int64_t DispatchedLanesF32();
 // Highway target bits compiled into the library, and those of them this CPU (or a test's
 // hwy::SetSupportedTargetsForTest) allows.
 int64_t CompiledTargetMask();

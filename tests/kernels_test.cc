@@ -29,8 +29,8 @@ class KernelTest : public hwy::TestWithParamTarget {
  protected:
   void SetUp() override {
     hwy::TestWithParamTarget::SetUp();
-    ASSERT_EQ(ActiveTarget(), GetParam()) << "dispatch did not follow the forced target";
-    lanes_ = ActiveLanesF32();
+    ASSERT_EQ(DispatchedTarget(), GetParam()) << "dispatch did not follow the forced target";
+    lanes_ = DispatchedLanesF32();
   }
   int64_t lanes_ = 1;
 };
