@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "plan.h"
 #include "qlinear/qlinear.h"
+#include "reference.h"
 
 #ifndef QLINEAR_VERSION_STRING
 #define QLINEAR_VERSION_STRING "0.0.0"
@@ -30,6 +31,19 @@ qlinear_status Guarded(Body&& body) {
   } catch (...) {
     return Fail(QLINEAR_INTERNAL_ERROR, "internal error");
   }
+}
+
+qlinear_status CheckMask(const char* name, const void* mask, size_t mask_bytes, int64_t n) {
+  const uint64_t needed = (static_cast<uint64_t>(n) + 7) / 8;
+  if (needed > 0 && mask == nullptr) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: pointer is NULL, %llu bytes needed", name,
+                static_cast<unsigned long long>(needed));
+  }
+  if (mask_bytes < needed) {
+    return Fail(QLINEAR_BUFFER_TOO_SMALL, "%s: needs %llu bytes (1 bit per element), got %llu",
+                name, static_cast<unsigned long long>(needed), static_cast<unsigned long long>(mask_bytes));
+  }
+  return QLINEAR_OK;
 }
 
 // Target names of a Highway bit mask, best (lowest bit) first.
@@ -96,6 +110,70 @@ qlinear_status qlinear_quantize_linear(const qlinear_tensor* x, const qlinear_te
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
     ExecuteQuantize(p, y);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qlinear_tensor* y_scale,
+                                              const qlinear_tensor* y_zero_point,
+                                              const qlinear_quantize_attrs* attrs, void* y,
+                                              size_t y_bytes, uint8_t* clamp_mask,
+                                              size_t mask_bytes) {
+  return Guarded([&] {
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) return s;
+    ExecuteQuantize(p, y);
+    BackwardArgs b;
+    b.mask_out = clamp_mask;
+    ExecuteBackward(p, b);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_linear_backward(
+    const qlinear_tensor* x, const qlinear_tensor* y_scale, const qlinear_tensor* y_zero_point,
+    const qlinear_quantize_attrs* attrs, const qlinear_tensor* dy, float lda,
+    const uint8_t* clamp_mask, size_t mask_bytes, void* dx, size_t dx_bytes) {
+  return Guarded([&] {
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if (dy == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "dy: tensor pointer is NULL");
+    const DType dyt = static_cast<DType>(dy->dtype);
+    if (dyt != DType::kFloat32 && dyt != DType::kFloat16 && dyt != DType::kBFloat16) {
+      return Fail(QLINEAR_UNSUPPORTED_TYPE, "dy: must be float32, float16 or bfloat16, got %s",
+                  FindDType(dy->dtype) ? Name(dyt) : "unknown");
+    }
+    bool same = dy->rank == x->rank && (dy->rank == 0 || dy->shape != nullptr);
+    for (int32_t i = 0; same && i < x->rank; ++i) same = dy->shape[i] == x->shape[i];
+    if (!same) return Fail(QLINEAR_INVALID_ARGUMENT, "dy: must have x's shape");
+    if (p.layout.count > 0 && dy->data == nullptr) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "dy: data is NULL with %lld elements",
+                  static_cast<long long>(p.layout.count));
+    }
+    if (clamp_mask != nullptr &&
+        (s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) {
+      return s;
+    }
+    const uint64_t needed = StorageBytes(dyt, static_cast<uint64_t>(p.layout.count));
+    if (needed > 0 && dx == nullptr) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "dx: output pointer is NULL, %llu bytes needed",
+                  static_cast<unsigned long long>(needed));
+    }
+    if (dx_bytes < needed) {
+      return Fail(QLINEAR_BUFFER_TOO_SMALL, "dx_bytes: output needs %llu bytes, got %llu",
+                  static_cast<unsigned long long>(needed), static_cast<unsigned long long>(dx_bytes));
+    }
+    BackwardArgs b;
+    b.dy_type = dyt;
+    b.dy = dy->data;
+    b.lda = lda;
+    b.mask_in = clamp_mask;
+    b.dx = dx;
+    ExecuteBackward(p, b);
     return QLINEAR_OK;
   });
 }

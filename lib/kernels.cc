@@ -12,6 +12,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/quantize-inl.h"
+#include "lib/backward-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qlinear {
@@ -37,6 +38,14 @@ void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, 
   DynamicQuantize(x, n, y, scale, zp);
 }
 
+void BackwardDriver(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  if (prm.vector) {
+    BackwardVector(p, prm, b);
+  } else {
+    BackwardReference(p, b, 0, p.layout.count);
+  }
+}
+
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -51,6 +60,7 @@ namespace qlinear {
 HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
+HWY_EXPORT(BackwardDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -114,6 +124,15 @@ void ExecuteQuantize(const QuantizePlan& p, void* y) {
   }
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
   HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.prm, y);
+}
+
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
+  if (!VectorQuantizeSupported(p)) {
+    HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, QuantParams(), b);
+    return;
+  }
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
+  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, d.prm, b);
 }
 
 void ExecuteDequantize(const DequantizePlan& p, void* y) {

@@ -23,6 +23,9 @@ bool VectorDequantizeSupported(const DequantizePlan& p);
 
 void ExecuteQuantize(const QuantizePlan& p, void* y);
 void ExecuteDequantize(const DequantizePlan& p, void* y);
+// Training: clamp mask and/or dx (reference.h BackwardArgs).
+struct BackwardArgs;
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b);
 // DynamicQuantizeLinear: range pass, then a per-tensor quantize pass.
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp);
 

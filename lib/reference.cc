@@ -135,6 +135,44 @@ int32_t QuantizeElement(const QuantizePlan& p, int64_t i) {
   return EncodeMiniFloat(p.y_type, q, p.saturate);  // float8: zero point is zero, not added
 }
 
+bool ClampedElement(const QuantizePlan& p, int64_t i) {
+  const int64_t k = ScaleIndex(p.layout, i);
+  const double q = DivideInPrecision(p.prec, LoadReal(p.x_type, p.x, i),
+                                     LoadReal(p.scale_type, p.scale, k));
+  if (std::isnan(q)) return true;
+  const DTypeInfo& y = Info(p.y_type);
+  if (y.kind == Kind::kInt) {
+    const double v = std::nearbyint(q) + (p.zero_point ? LoadInt(p.y_type, p.zero_point, k) : 0);
+    return v < y.qmin || v > y.qmax;
+  }
+  double v = q;
+  if (p.y_type == DType::kFloat4E2M1 && p.zero_point) {
+    v = AddInPrecision(p.prec, q, DecodeMiniFloat(p.y_type, static_cast<uint8_t>(LoadCode(p.y_type, p.zero_point, k))));
+  }
+  return std::isnan(v) || std::fabs(v) > FormatOf(p.y_type).max_value;
+}
+
+void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    const bool clamped = b.mask_in ? ((b.mask_in[i >> 3] >> (i & 7)) & 1) != 0 : ClampedElement(p, i);
+    if (b.mask_out) {  // whole bytes when i starts one (begin is a multiple of 8)
+      if ((i & 7) == 0) b.mask_out[i >> 3] = 0;
+      b.mask_out[i >> 3] = static_cast<uint8_t>(b.mask_out[i >> 3] | (clamped ? 1u << (i & 7) : 0u));
+    }
+    if (b.dx == nullptr) continue;
+    const float s = static_cast<float>(RoundToPrecision(p.prec, LoadReal(p.scale_type, p.scale, ScaleIndex(p.layout, i))));
+    const float dy = static_cast<float>(LoadReal(b.dy_type, b.dy, i));
+    const float dx = clamped ? 0.0f : (b.lda * dy) / s;
+    char* out = static_cast<char*>(b.dx);
+    if (b.dy_type == DType::kFloat32) {
+      std::memcpy(out + 4 * i, &dx, 4);
+    } else {
+      const uint16_t h = b.dy_type == DType::kFloat16 ? Half::Encode(dx) : BFloat16::Encode(dx);
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+  }
+}
+
 void QuantizeReference(const QuantizePlan& p, void* y, int64_t begin, int64_t end) {
   EmitCodes(p.y_type, y, begin, end, p.layout.count,
             [&p](int64_t i) { return QuantizeElement(p, i); });

@@ -36,6 +36,18 @@ int32_t QuantizeElement(const QuantizePlan& p, int64_t i);
 void QuantizeReference(const QuantizePlan& p, void* y, int64_t begin, int64_t end);
 void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_t end);
 
+// Training (qlinear.h): whether element i is clamped by the forward pass, and dx[i].
+bool ClampedElement(const QuantizePlan& p, int64_t i);
+struct BackwardArgs {
+  DType dy_type = DType::kFloat32;  // also dx's type
+  const void* dy = nullptr;
+  float lda = 1.0f;
+  const uint8_t* mask_in = nullptr;  // clamp bits from the forward pass, or nullptr
+  void* dx = nullptr;                // nullptr: only record mask_out
+  uint8_t* mask_out = nullptr;       // nullptr: no mask recorded
+};
+void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t begin, int64_t end);
+
 // DynamicQuantizeLinear's scale and zero point for float32 x (README decision 8).
 void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point);
 // The same from lo = min(0, min x) and hi = max(0, max x) (NaN ignored).

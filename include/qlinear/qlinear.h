@@ -178,6 +178,41 @@ QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor*
                                                            size_t y_bytes, float* y_scale,
                                                            uint8_t* y_zero_point);
 
+/* ---- Training: QuantizeLinear's backward pass (straight-through estimator) ----------------------
+ *
+ * Forward y = Q(x) as qlinear_quantize_linear. With q = x / s (the division of the forward pass,
+ * in its precision, s = the element's scale by the same granularity rules), element i is
+ * "clamped" when
+ *   - integer outputs: q is NaN, or round_half_even(q) + zp lies outside [qmin, qmax];
+ *   - float8 outputs: q is NaN or |q| > the format's largest finite value (with saturate=1 such
+ *     values were clamped to +-max; with saturate=0 they became NaN/Inf; both pass no gradient);
+ *   - float4e2m1: the same test on q + zp.
+ * The backward pass writes
+ *   dx[i] = clamped ? +0 : (lda * dy[i]) / s          (float32 arithmetic, then one rounding
+ *                                                      to dx's type: dy's type)
+ * i.e. the derivative of x / s where the quantizer passes x through, and 0 where it saturates.
+ * Dividing by the scale (rather than passing dy unchanged) is the derivative of the forward
+ * x / s: a caller that wants plain STE passes lda = s for per-tensor scales.
+ * dy and dx: float32, float16 or bfloat16, x's shape; dx_bytes >= elements * sizeof(element).
+ * clamp_mask: 1 bit per element (bit i % 8 of byte i / 8, 1 = clamped), ceil(n / 8) bytes.
+ */
+
+/* QuantizeLinear that also records the clamp mask (mask_bytes >= ceil(elements / 8)). y is
+ * identical to qlinear_quantize_linear's. */
+QLINEAR_API qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x,
+                                                          const qlinear_tensor* y_scale,
+                                                          const qlinear_tensor* y_zero_point,
+                                                          const qlinear_quantize_attrs* attrs,
+                                                          void* y, size_t y_bytes,
+                                                          uint8_t* clamp_mask, size_t mask_bytes);
+
+/* The backward pass. clamp_mask: NULL to recompute the clamp test from x, or the mask recorded
+ * by qlinear_quantize_linear_masked with the same arguments (both give identical dx). */
+QLINEAR_API qlinear_status qlinear_quantize_linear_backward(
+    const qlinear_tensor* x, const qlinear_tensor* y_scale, const qlinear_tensor* y_zero_point,
+    const qlinear_quantize_attrs* attrs, const qlinear_tensor* dy, float lda,
+    const uint8_t* clamp_mask, size_t mask_bytes, void* dx, size_t dx_bytes);
+
 /* "float32", "int4", ... for a dtype code; "unknown" otherwise. Static storage. */
 QLINEAR_API const char* qlinear_dtype_name(int32_t dtype);
 

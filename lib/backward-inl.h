@@ -1,0 +1,189 @@
+// Per-target training kernels: the clamp test of the forward pass and dx = (lda * dy) / s where
+// not clamped (qlinear.h, "Training"). The clamp test reuses the forward run kernel with an
+// encoder that yields 1 (clamped) or 0 per element instead of a code.
+#if defined(QLINEAR_LIB_BACKWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef QLINEAR_LIB_BACKWARD_INL_H_
+#undef QLINEAR_LIB_BACKWARD_INL_H_
+#else
+#define QLINEAR_LIB_BACKWARD_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "lib/quantize-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qlinear {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp].
+struct IntClampTest {
+  IntEncoder bounds;
+  template <class DF>
+  using State = IntEncoder::State<DF>;
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp) const {
+    return bounds.Prepare(df, zp);
+  }
+  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+    const hn::Vec<DF> r = hn::Round(q);  // Inf stays Inf; NaN compares false below
+    const auto inside = hn::And(hn::Ge(r, st.lo), hn::Le(r, st.hi));
+    return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
+  }
+};
+
+// float8/float4 outputs: clamped when q (+ zp for float4) is NaN or beyond the largest finite.
+template <DType kT>
+struct MiniClampTest {
+  using Tr = MiniTraits<kT>;
+  template <class DF>
+  using State = typename MiniFloatEncoder<kT>::template State<DF>;
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
+    return {hn::BitCast(df, zp_bits)};
+  }
+  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+    if (Tr::kFp4) q = RoundToPrec<kPrec>(df, hn::Add(q, st.zp));
+    const auto inside = hn::Le(hn::Abs(q), hn::Set(df, Tr::kMaxValue));  // false for NaN
+    return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
+  }
+};
+
+// dx over n elements: flags (1 = clamped) -> +0, else (lda * dy) / s.
+template <bool kPerElement, class DYT>
+HWY_NOINLINE void DxSpan(const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags, int64_t n,
+                         const float* HWY_RESTRICT s, float lda, DType dx_type, void* HWY_RESTRICT dx) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
+  const auto vlda = hn::Set(df, lda);
+  char* out = static_cast<char*>(dx);
+  auto lanes = [&](const DYT* dyp, const uint8_t* fp, const float* sp, void* op) {
+    const auto vs = kPerElement ? hn::LoadU(df, sp) : hn::Set(df, *sp);
+    const auto clamped = hn::RebindMask(df, hn::Ne(hn::PromoteTo(di, hn::LoadU(d8, fp)), hn::Zero(di)));
+    const auto g = hn::Div(hn::Mul(vlda, LoadAsF32(df, dyp)), vs);
+    StoreOutput(df, hn::IfThenZeroElse(clamped, g), dx_type, op);
+  };
+  int64_t i = 0;
+  for (; i + N <= n; i += N) lanes(dy + i, flags + i, kPerElement ? s + i : s, out + i * size);
+  if (i < n) {
+    const size_t rem = static_cast<size_t>(n - i);
+    HWY_ALIGN DYT yb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN uint8_t fb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float sb[hn::MaxLanes(df)];
+    HWY_ALIGN float ob[hn::MaxLanes(df)];
+    std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
+    std::memcpy(yb, dy + i, rem * sizeof(DYT));
+    std::memcpy(fb, flags + i, rem);
+    if (kPerElement) std::memcpy(sb, s + i, rem * sizeof(float));
+    lanes(yb, fb, kPerElement ? sb : s, ob);
+    std::memcpy(out + i * size, ob, rem * size);
+  }
+}
+
+template <class DYT>
+HWY_INLINE void DxRun(const Run& r, const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags,
+                      const QuantParams& prm, float lda, DType dx_type, char* HWY_RESTRICT dx) {
+  const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
+  if (r.period >= r.count) {
+    DxSpan<false>(dy, flags, r.count, prm.scales + r.scale_first, lda, dx_type, dx);
+  } else if (r.period == 1) {
+    DxSpan<true>(dy, flags, r.count, prm.scales + r.scale_first, lda, dx_type, dx);
+  } else {
+    int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
+    while (j < r.count) {
+      len = std::min(len, r.count - j);
+      DxSpan<false>(dy + j, flags + j, len, prm.scales + k, lda, dx_type, dx + j * size);
+      j += len;
+      ++k;
+      len = r.period;
+    }
+  }
+}
+
+// Chunks of whole mask bytes: flags from mask_in or the clamp test, then mask_out and/or dx.
+template <Prec kPrec, class XT, class DYT, class Test>
+void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  const XT* x = static_cast<const XT*>(p.x);
+  const DYT* dy = static_cast<const DYT*>(b.dy);
+  const int64_t n = p.layout.count;
+  const size_t size = b.dy_type == DType::kFloat32 ? 4 : 2;
+  HWY_ALIGN uint8_t flags[kChunk];
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t c1 = std::min(n, c0 + kChunk);
+    if (b.mask_in != nullptr) {
+      for (int64_t i = c0; i < c1; ++i) flags[i - c0] = (b.mask_in[i >> 3] >> (i & 7)) & 1;
+    } else {
+      ForEachRun(p.layout, c0, c1, [&](const Run& r) {
+        QuantizeRun<kPrec>(test, r, x, prm, flags + (r.start - c0));
+      });
+    }
+    if (b.mask_out != nullptr) {
+      for (int64_t i = c0; i < c1; i += 8) {
+        unsigned byte = 0;
+        for (int64_t k = 0; k < 8 && i + k < c1; ++k) byte |= static_cast<unsigned>(flags[i - c0 + k]) << k;
+        b.mask_out[i >> 3] = static_cast<uint8_t>(byte);
+      }
+    }
+    if (b.dx != nullptr) {
+      char* dx = static_cast<char*>(b.dx);
+      ForEachRun(p.layout, c0, c1, [&](const Run& r) {
+        DxRun(r, dy + r.start, flags + (r.start - c0), prm, b.lda, b.dy_type, dx + r.start * size);
+      });
+    }
+  }
+}
+
+template <Prec kPrec, class XT, class DYT>
+void BackwardForTypes(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  const DTypeInfo& info = Info(p.y_type);
+  switch (p.y_type) {
+    case DType::kFloat8E4M3FN: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E4M3FN>(), p, prm, b);
+    case DType::kFloat8E4M3FNUZ: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E4M3FNUZ>(), p, prm, b);
+    case DType::kFloat8E5M2: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E5M2>(), p, prm, b);
+    case DType::kFloat8E5M2FNUZ: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E5M2FNUZ>(), p, prm, b);
+    case DType::kFloat4E2M1: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat4E2M1>(), p, prm, b);
+    default: return BackwardAll<kPrec, XT, DYT>(IntClampTest{IntEncoder{info.qmin, info.qmax}}, p, prm, b);
+  }
+}
+
+template <Prec kPrec, class XT>
+void BackwardForX(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  switch (b.dy_type) {
+    case DType::kFloat16: return BackwardForTypes<kPrec, XT, hwy::float16_t>(p, prm, b);
+    case DType::kBFloat16: return BackwardForTypes<kPrec, XT, hwy::bfloat16_t>(p, prm, b);
+    default: return BackwardForTypes<kPrec, XT, float>(p, prm, b);
+  }
+}
+
+template <Prec kPrec>
+void BackwardForPrec(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  switch (p.x_type) {
+    case DType::kFloat16: return BackwardForX<kPrec, hwy::float16_t>(p, prm, b);
+    case DType::kBFloat16: return BackwardForX<kPrec, hwy::bfloat16_t>(p, prm, b);
+    case DType::kInt32: return BackwardForX<kPrec, int32_t>(p, prm, b);
+    default: return BackwardForX<kPrec, float>(p, prm, b);
+  }
+}
+
+inline void BackwardVector(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  switch (p.prec) {
+    case Prec::kF32: return BackwardForPrec<Prec::kF32>(p, prm, b);
+    case Prec::kF16: return BackwardForPrec<Prec::kF16>(p, prm, b);
+    case Prec::kBF16: return BackwardForPrec<Prec::kBF16>(p, prm, b);
+    case Prec::kF64: return;
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qlinear
+HWY_AFTER_NAMESPACE();
+
+#endif  // QLINEAR_LIB_BACKWARD_INL_H_
