@@ -185,6 +185,31 @@ void BM_Dynamic(benchmark::State& state, int64_t target) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// Training backward pass, float32 x and dy, per tensor, int8 output, clamp test recomputed.
+void BM_Backward(benchmark::State& state, int64_t target) {
+  const int64_t n = state.range(0);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(n)), dy(static_cast<size_t>(n)), dx(static_cast<size_t>(n));
+  for (float& v : x) v = normal(rng);
+  for (float& v : dy) v = normal(rng);
+  const float scale = 0.02f;
+  const int8_t zp = 0;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  const qlinear_tensor tz{QLINEAR_DTYPE_INT8, 0, nullptr, &zp};
+  hwy::SetSupportedTargetsForTest(target);
+  for (auto _ : state) {
+    qlinear_quantize_linear_backward(&tx, &ts, &tz, nullptr, &tdy, 1.0f, nullptr, 0, dx.data(), dx.size() * 4);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 12);
+  state.SetLabel(TargetLabel(DispatchedTarget()));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 void BM_Ceiling(benchmark::State& state, int64_t target) {
   const int64_t n = state.range(0);
   std::vector<uint32_t> in(static_cast<size_t>(n), 7);
@@ -240,9 +265,11 @@ void RegisterAll() {
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
     auto* d = benchmark::RegisterBenchmark(("DynamicQuantize/float32->uint8/tensor/" + TargetLabel(t)).c_str(), BM_Dynamic, t);
     auto* c = benchmark::RegisterBenchmark(("Ceiling/load4store1/tensor/" + TargetLabel(t)).c_str(), BM_Ceiling, t);
+    auto* bw = benchmark::RegisterBenchmark(("Backward/float32->int8/tensor/" + TargetLabel(t)).c_str(), BM_Backward, t);
     for (int64_t s : sizes) {
       d->Arg(s);
       c->Arg(s);
+      bw->Arg(s);
     }
   }
 }

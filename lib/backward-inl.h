@@ -1,4 +1,4 @@
-// Per-target training kernels: the clamp test of the forward pass and dx = (lda * dy) / s where
+// Per-target training kernels: the clamp test of the forward pass and dx = dy * (lda / s) where
 // not clamped (qlinear.h, "Training"). The clamp test reuses the forward run kernel with an
 // encoder that yields 1 (clamped) or 0 per element instead of a code.
 #if defined(QLINEAR_LIB_BACKWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -54,7 +54,7 @@ struct MiniClampTest {
   }
 };
 
-// dx over n elements: flags (1 = clamped) -> +0, else (lda * dy) / s.
+// dx over n elements: flags (1 = clamped) -> +0, else dy * (lda / s).
 template <bool kPerElement, class DYT>
 HWY_NOINLINE void DxSpan(const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags, int64_t n,
                          const float* HWY_RESTRICT s, float lda, DType dx_type, void* HWY_RESTRICT dx) {
@@ -66,10 +66,10 @@ HWY_NOINLINE void DxSpan(const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT
   const auto vlda = hn::Set(df, lda);
   char* out = static_cast<char*>(dx);
   auto lanes = [&](const DYT* dyp, const uint8_t* fp, const float* sp, void* op) {
-    const auto vs = kPerElement ? hn::LoadU(df, sp) : hn::Set(df, *sp);
+    // lda / s: one division per scale; per-element scales divide per lane (same bits).
+    const auto g = kPerElement ? hn::Div(vlda, hn::LoadU(df, sp)) : hn::Set(df, lda / *sp);
     const auto clamped = hn::RebindMask(df, hn::Ne(hn::PromoteTo(di, hn::LoadU(d8, fp)), hn::Zero(di)));
-    const auto g = hn::Div(hn::Mul(vlda, LoadAsF32(df, dyp)), vs);
-    StoreOutput(df, hn::IfThenZeroElse(clamped, g), dx_type, op);
+    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadAsF32(df, dyp), g)), dx_type, op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) lanes(dy + i, flags + i, kPerElement ? s + i : s, out + i * size);
@@ -92,19 +92,58 @@ template <class DYT>
 HWY_INLINE void DxRun(const Run& r, const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags,
                       const QuantParams& prm, float lda, DType dx_type, char* HWY_RESTRICT dx) {
   const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
-  if (r.period >= r.count) {
-    DxSpan<false>(dy, flags, r.count, prm.scales + r.scale_first, lda, dx_type, dx);
-  } else if (r.period == 1) {
-    DxSpan<true>(dy, flags, r.count, prm.scales + r.scale_first, lda, dx_type, dx);
-  } else {
-    int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
-    while (j < r.count) {
-      len = std::min(len, r.count - j);
-      DxSpan<false>(dy + j, flags + j, len, prm.scales + k, lda, dx_type, dx + j * size);
-      j += len;
-      ++k;
-      len = r.period;
+  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t*, bool per_element) {
+    if (per_element) {
+      DxSpan<true>(dy + j, flags + j, len, s, lda, dx_type, dx + j * size);
+    } else {
+      DxSpan<false>(dy + j, flags + j, len, s, lda, dx_type, dx + j * size);
     }
+  });
+}
+
+// Fused clamp test and dx (no mask in or out): one pass, no staging.
+template <bool kPerElement, Prec kPrec, class Test, class XT, class DYT>
+HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const DYT* HWY_RESTRICT dy,
+                               int64_t n, const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
+                               float lda, DType dx_type, void* HWY_RESTRICT dx) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
+  const auto vlda = hn::Set(df, lda);
+  const auto us = hn::Set(df, *s);
+  const auto ug = hn::Set(df, lda / *s);
+  const auto ust = test.Prepare(df, hn::Set(di, *z));
+  char* out = static_cast<char*>(dx);
+  auto lanes = [&](const XT* xp, const DYT* dyp, const float* sp, const int32_t* zp, void* op) {
+    const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
+    const auto g = kPerElement ? hn::Div(vlda, vs) : ug;
+    const auto flag = kPerElement ? test.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), vs),
+                                                                test.Prepare(df, hn::LoadU(di, zp)))
+                                  : test.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), vs), ust);
+    const auto clamped = hn::RebindMask(df, hn::Ne(flag, hn::Zero(di)));
+    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadAsF32(df, dyp), g)), dx_type, op);
+  };
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    lanes(x + i, dy + i, kPerElement ? s + i : s, kPerElement ? z + i : z, out + i * size);
+  }
+  if (i < n) {
+    const size_t rem = static_cast<size_t>(n - i);
+    HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN DYT yb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float sb[hn::MaxLanes(df)];
+    HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float ob[hn::MaxLanes(df)];
+    std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
+    std::memcpy(xb, x + i, rem * sizeof(XT));
+    std::memcpy(yb, dy + i, rem * sizeof(DYT));
+    if (kPerElement) {
+      std::memcpy(sb, s + i, rem * sizeof(float));
+      std::memcpy(zb, z + i, rem * sizeof(int32_t));
+    }
+    lanes(xb, yb, kPerElement ? sb : s, kPerElement ? zb : z, ob);
+    std::memcpy(out + i * size, ob, rem * size);
   }
 }
 
@@ -115,6 +154,20 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
   const DYT* dy = static_cast<const DYT*>(b.dy);
   const int64_t n = p.layout.count;
   const size_t size = b.dy_type == DType::kFloat32 ? 4 : 2;
+  if (b.mask_in == nullptr && b.mask_out == nullptr) {
+    char* dx = static_cast<char*>(b.dx);
+    ForEachRun(p.layout, 0, n, [&](const Run& r) {
+      ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
+        const int64_t i = r.start + j;
+        if (per_element) {
+          BackwardSpan<true, kPrec>(test, x + i, dy + i, len, s, z, b.lda, b.dy_type, dx + i * size);
+        } else {
+          BackwardSpan<false, kPrec>(test, x + i, dy + i, len, s, z, b.lda, b.dy_type, dx + i * size);
+        }
+      });
+    });
+    return;
+  }
   HWY_ALIGN uint8_t flags[kChunk];
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t c1 = std::min(n, c0 + kChunk);

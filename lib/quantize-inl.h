@@ -201,37 +201,52 @@ HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, i
   }
 }
 
-// One run (plan.h) of x into out[0, r.count).
-template <Prec kPrec, class Enc, class XT, class TOut>
-HWY_INLINE void QuantizeRun(const Enc& enc, const Run& r, const XT* HWY_RESTRICT x,
-                            const QuantParams& prm, TOut* HWY_RESTRICT out) {
-  const XT* xr = x + r.start;
+// Splits a run (plan.h) into spans for the span kernels: fn(j, len, s, z, per_element) covers
+// run elements [j, j + len) with scale *s and zero point *z (uniform) or s[0..len), z[0..len)
+// (per element). Short blocks are expanded per element through a stack chunk.
+template <class Fn>
+HWY_INLINE void ForEachSpan(const Run& r, const QuantParams& prm, Fn&& fn) {
+  const float* s = prm.scales + r.scale_first;
+  const int32_t* z = prm.zps + r.scale_first;
   if (r.period >= r.count) {
-    QuantizeUniform<kPrec>(enc, xr, r.count, prm.scales[r.scale_first], prm.zps[r.scale_first], out);
+    fn(int64_t{0}, r.count, s, z, false);
   } else if (r.period == 1) {
-    QuantizePerElement<kPrec>(enc, xr, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, out);
+    fn(int64_t{0}, r.count, s, z, true);
   } else if (r.period >= 16) {  // blocks along the run: one uniform span per block
-    int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
-    while (j < r.count) {
+    int64_t j = 0, len = r.period - r.phase;
+    for (int64_t k = 0; j < r.count; ++k) {
       len = std::min(len, r.count - j);
-      QuantizeUniform<kPrec>(enc, xr + j, len, prm.scales[k], prm.zps[k], out + j);
+      fn(j, len, s + k, z + k, false);
       j += len;
-      ++k;
       len = r.period;
     }
-  } else {  // short blocks: expand their scales per element, a stack chunk at a time
+  } else {
     HWY_ALIGN float sb[256];
     HWY_ALIGN int32_t zb[256];
     for (int64_t j0 = 0; j0 < r.count; j0 += 256) {
       const int64_t len = std::min<int64_t>(256, r.count - j0);
       for (int64_t j = 0; j < len; ++j) {
-        const int64_t k = r.scale_first + (r.phase + j0 + j) / r.period;
-        sb[j] = prm.scales[k];
-        zb[j] = prm.zps[k];
+        const int64_t k = (r.phase + j0 + j) / r.period;
+        sb[j] = s[k];
+        zb[j] = z[k];
       }
-      QuantizePerElement<kPrec>(enc, xr + j0, len, sb, zb, out + j0);
+      fn(j0, len, static_cast<const float*>(sb), static_cast<const int32_t*>(zb), true);
     }
   }
+}
+
+// One run of x into out[0, r.count).
+template <Prec kPrec, class Enc, class XT, class TOut>
+HWY_INLINE void QuantizeRun(const Enc& enc, const Run& r, const XT* HWY_RESTRICT x,
+                            const QuantParams& prm, TOut* HWY_RESTRICT out) {
+  const XT* xr = x + r.start;
+  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
+    if (per_element) {
+      QuantizePerElement<kPrec>(enc, xr + j, len, s, z, out + j);
+    } else {
+      QuantizeUniform<kPrec>(enc, xr + j, len, *s, *z, out + j);
+    }
+  });
 }
 
 // ---- sub-byte packing: one code per byte in, element 0 in the low bits out -------------------
@@ -454,20 +469,13 @@ template <class Dec, class XT>
 HWY_INLINE void DequantizeRun(const Dec& dec, const Run& r, const XT* HWY_RESTRICT x,
                               const QuantParams& prm, DType y_type, char* HWY_RESTRICT y,
                               size_t ysize) {
-  if (r.period >= r.count) {
-    DequantizeSpan<false>(dec, x, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
-  } else if (r.period == 1) {
-    DequantizeSpan<true>(dec, x, r.count, prm.scales + r.scale_first, prm.zps + r.scale_first, y_type, y);
-  } else {
-    int64_t j = 0, k = r.scale_first, len = r.period - r.phase;
-    while (j < r.count) {
-      len = std::min(len, r.count - j);
-      DequantizeSpan<false>(dec, x + j, len, prm.scales + k, prm.zps + k, y_type, y + j * ysize);
-      j += len;
-      ++k;
-      len = r.period;
+  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
+    if (per_element) {
+      DequantizeSpan<true>(dec, x + j, len, s, z, y_type, y + j * ysize);
+    } else {
+      DequantizeSpan<false>(dec, x + j, len, s, z, y_type, y + j * ysize);
     }
-  }
+  });
 }
 
 template <class XT, class Dec>

@@ -162,7 +162,7 @@ void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t beg
     if (b.dx == nullptr) continue;
     const float s = static_cast<float>(RoundToPrecision(p.prec, LoadReal(p.scale_type, p.scale, ScaleIndex(p.layout, i))));
     const float dy = static_cast<float>(LoadReal(b.dy_type, b.dy, i));
-    const float dx = clamped ? 0.0f : (b.lda * dy) / s;
+    const float dx = clamped ? 0.0f : dy * (b.lda / s);
     char* out = static_cast<char*>(b.dx);
     if (b.dy_type == DType::kFloat32) {
       std::memcpy(out + 4 * i, &dx, 4);

@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$1
 status=0
-for f in docs/examples/example.c docs/examples/example.cpp; do
+for f in docs/examples/example.c docs/examples/example.cpp docs/examples/training.cpp; do
   block=$(awk -v tag="<!-- example: $f -->" '
     $0 == tag {found=1; next}
     found && /^```/ && !open {open=1; next}

@@ -26,6 +26,7 @@ for kind in static shared; do
   cmake --build "$work/$kind/consumer" >/dev/null
   "$work/$kind/consumer/example_c"
   "$work/$kind/consumer/example_cpp"
+  "$work/$kind/consumer/training_cpp"
   echo "== $kind: pkg-config consumer"
   export PKG_CONFIG_PATH=$(dirname "$(ls "$prefix"/lib*/pkgconfig/qlinear.pc)")
   if [[ $kind == static ]]; then

@@ -188,8 +188,9 @@ QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor*
  *     values were clamped to +-max; with saturate=0 they became NaN/Inf; both pass no gradient);
  *   - float4e2m1: the same test on q + zp.
  * The backward pass writes
- *   dx[i] = clamped ? +0 : (lda * dy[i]) / s          (float32 arithmetic, then one rounding
- *                                                      to dx's type: dy's type)
+ *   dx[i] = clamped ? +0 : dy[i] * (lda / s)          (float32: lda / s rounded once per scale
+ *                                                      element, one product, then one rounding
+ *                                                      to dx's type, which is dy's type)
  * i.e. the derivative of x / s where the quantizer passes x through, and 0 where it saturates.
  * Dividing by the scale (rather than passing dy unchanged) is the derivative of the forward
  * x / s: a caller that wants plain STE passes lda = s for per-tensor scales.

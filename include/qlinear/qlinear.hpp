@@ -129,6 +129,31 @@ inline Status DequantizeLinear(const TensorView& x, const TensorView& scale,
       qlinear_dequantize_linear(&cx, &cs, zero_point ? &cz : nullptr, &ca, y, y_bytes));
 }
 
+// QuantizeLinear that also records the clamp mask (1 bit per element; see qlinear.h "Training").
+inline Status QuantizeLinearMasked(const TensorView& x, const TensorView& scale,
+                                   const TensorView* zero_point, const QuantizeAttrs& attrs,
+                                   void* y, size_t y_bytes, uint8_t* clamp_mask, size_t mask_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_quantize_attrs ca = attrs.c();
+  return Status::FromC(qlinear_quantize_linear_masked(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+                                                      y, y_bytes, clamp_mask, mask_bytes));
+}
+
+// Backward pass: dx = clamped ? 0 : dy * (lda / scale), dx in dy's type (qlinear.h "Training").
+// clamp_mask: nullptr to recompute from x, or the mask of QuantizeLinearMasked.
+inline Status QuantizeLinearBackward(const TensorView& x, const TensorView& scale,
+                                     const TensorView* zero_point, const QuantizeAttrs& attrs,
+                                     const TensorView& dy, float lda, const uint8_t* clamp_mask,
+                                     size_t mask_bytes, void* dx, size_t dx_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c(), cdy = dy.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_quantize_attrs ca = attrs.c();
+  return Status::FromC(qlinear_quantize_linear_backward(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+                                                        &cdy, lda, clamp_mask, mask_bytes, dx,
+                                                        dx_bytes));
+}
+
 namespace detail {
 template <class T> struct QType;
 template <> struct QType<uint8_t> { static constexpr DataType kType = DataType::kUint8; };
