@@ -22,13 +22,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp].
 struct IntClampTest {
   IntEncoder bounds;
+  Prec prec;
   template <class DF>
   using State = IntEncoder::State<DF>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp) const {
     return bounds.Prepare(df, zp);
   }
-  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
     const hn::Vec<DF> r = hn::Round(q);  // Inf stays Inf; NaN compares false below
     const auto inside = hn::And(hn::Ge(r, st.lo), hn::Le(r, st.hi));
@@ -40,23 +41,32 @@ struct IntClampTest {
 template <DType kT>
 struct MiniClampTest {
   using Tr = MiniTraits<kT>;
+  Prec prec;
   template <class DF>
   using State = typename MiniFloatEncoder<kT>::template State<DF>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
     return {hn::BitCast(df, zp_bits)};
   }
-  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
-    if (Tr::kFp4) q = RoundToPrec<kPrec>(df, hn::Add(q, st.zp));
+    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, st.zp), prec);
     const auto inside = hn::Le(hn::Abs(q), hn::Set(df, Tr::kMaxValue));  // false for NaN
     return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
   }
 };
 
+// dy lanes (float32, float16 or bfloat16, chosen per call) as float32.
+template <class DF>
+HWY_INLINE hn::Vec<DF> LoadDy(DF df, DType t, const void* HWY_RESTRICT base, int64_t i) {
+  if (t == DType::kFloat16) return LoadAsF32(df, static_cast<const hwy::float16_t*>(base) + i);
+  if (t == DType::kBFloat16) return LoadAsF32(df, static_cast<const hwy::bfloat16_t*>(base) + i);
+  return LoadAsF32(df, static_cast<const float*>(base) + i);
+}
+
 // dx over n elements: flags (1 = clamped) -> +0, else dy * (lda / s).
-template <bool kPerElement, class DYT>
-HWY_NOINLINE void DxSpan(const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags, int64_t n,
+template <bool kPerElement>
+HWY_NOINLINE void DxSpan(const void* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags, int64_t n,
                          const float* HWY_RESTRICT s, float lda, DType dx_type, void* HWY_RESTRICT dx) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -65,45 +75,44 @@ HWY_NOINLINE void DxSpan(const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT
   const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
   const auto vlda = hn::Set(df, lda);
   char* out = static_cast<char*>(dx);
-  auto lanes = [&](const DYT* dyp, const uint8_t* fp, const float* sp, void* op) {
+  auto lanes = [&](const void* dyp, int64_t di0, const uint8_t* fp, const float* sp, void* op) {
     // lda / s: one division per scale; per-element scales divide per lane (same bits).
     const auto g = kPerElement ? hn::Div(vlda, hn::LoadU(df, sp)) : hn::Set(df, lda / *sp);
     const auto clamped = hn::RebindMask(df, hn::Ne(hn::PromoteTo(di, hn::LoadU(d8, fp)), hn::Zero(di)));
-    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadAsF32(df, dyp), g)), dx_type, op);
+    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadDy(df, dx_type, dyp, di0), g)), dx_type, op);
   };
   int64_t i = 0;
-  for (; i + N <= n; i += N) lanes(dy + i, flags + i, kPerElement ? s + i : s, out + i * size);
+  for (; i + N <= n; i += N) lanes(dy, i, flags + i, kPerElement ? s + i : s, out + i * size);
   if (i < n) {
     const size_t rem = static_cast<size_t>(n - i);
-    HWY_ALIGN DYT yb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float yb[hn::MaxLanes(df)] = {};
     HWY_ALIGN uint8_t fb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float sb[hn::MaxLanes(df)];
     HWY_ALIGN float ob[hn::MaxLanes(df)];
     std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
-    std::memcpy(yb, dy + i, rem * sizeof(DYT));
+    std::memcpy(yb, static_cast<const char*>(dy) + i * size, rem * size);
     std::memcpy(fb, flags + i, rem);
     if (kPerElement) std::memcpy(sb, s + i, rem * sizeof(float));
-    lanes(yb, fb, kPerElement ? sb : s, ob);
+    lanes(yb, 0, fb, kPerElement ? sb : s, ob);
     std::memcpy(out + i * size, ob, rem * size);
   }
 }
 
-template <class DYT>
-HWY_INLINE void DxRun(const Run& r, const DYT* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags,
+HWY_INLINE void DxRun(const Run& r, const char* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags,
                       const QuantParams& prm, float lda, DType dx_type, char* HWY_RESTRICT dx) {
   const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
   ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t*, bool per_element) {
     if (per_element) {
-      DxSpan<true>(dy + j, flags + j, len, s, lda, dx_type, dx + j * size);
+      DxSpan<true>(dy + j * size, flags + j, len, s, lda, dx_type, dx + j * size);
     } else {
-      DxSpan<false>(dy + j, flags + j, len, s, lda, dx_type, dx + j * size);
+      DxSpan<false>(dy + j * size, flags + j, len, s, lda, dx_type, dx + j * size);
     }
   });
 }
 
 // Fused clamp test and dx (no mask in or out): one pass, no staging.
-template <bool kPerElement, Prec kPrec, class Test, class XT, class DYT>
-HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const DYT* HWY_RESTRICT dy,
+template <bool kPerElement, class Test, class XT>
+HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const char* HWY_RESTRICT dy,
                                int64_t n, const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
                                float lda, DType dx_type, void* HWY_RESTRICT dx) {
   const hn::ScalableTag<float> df;
@@ -115,29 +124,28 @@ HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const
   const auto ug = hn::Set(df, lda / *s);
   const auto ust = test.Prepare(df, hn::Set(di, *z));
   char* out = static_cast<char*>(dx);
-  auto lanes = [&](const XT* xp, const DYT* dyp, const float* sp, const int32_t* zp, void* op) {
+  auto lanes = [&](const XT* xp, const void* dyp, const float* sp, const int32_t* zp, void* op) {
     const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
     const auto g = kPerElement ? hn::Div(vlda, vs) : ug;
-    const auto flag = kPerElement ? test.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), vs),
-                                                                test.Prepare(df, hn::LoadU(di, zp)))
-                                  : test.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), vs), ust);
+    const auto q = Quotient(df, LoadAsF32(df, xp), vs, test.prec);
+    const auto flag = kPerElement ? test.Encode(df, q, test.Prepare(df, hn::LoadU(di, zp))) : test.Encode(df, q, ust);
     const auto clamped = hn::RebindMask(df, hn::Ne(flag, hn::Zero(di)));
-    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadAsF32(df, dyp), g)), dx_type, op);
+    StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadDy(df, dx_type, dyp, 0), g)), dx_type, op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    lanes(x + i, dy + i, kPerElement ? s + i : s, kPerElement ? z + i : z, out + i * size);
+    lanes(x + i, dy + i * size, kPerElement ? s + i : s, kPerElement ? z + i : z, out + i * size);
   }
   if (i < n) {
     const size_t rem = static_cast<size_t>(n - i);
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN DYT yb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float yb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float sb[hn::MaxLanes(df)];
     HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float ob[hn::MaxLanes(df)];
     std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
     std::memcpy(xb, x + i, rem * sizeof(XT));
-    std::memcpy(yb, dy + i, rem * sizeof(DYT));
+    std::memcpy(yb, dy + i * size, rem * size);
     if (kPerElement) {
       std::memcpy(sb, s + i, rem * sizeof(float));
       std::memcpy(zb, z + i, rem * sizeof(int32_t));
@@ -148,10 +156,10 @@ HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const
 }
 
 // Chunks of whole mask bytes: flags from mask_in or the clamp test, then mask_out and/or dx.
-template <Prec kPrec, class XT, class DYT, class Test>
+template <class XT, class Test>
 void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
   const XT* x = static_cast<const XT*>(p.x);
-  const DYT* dy = static_cast<const DYT*>(b.dy);
+  const char* dy = static_cast<const char*>(b.dy);
   const int64_t n = p.layout.count;
   const size_t size = b.dy_type == DType::kFloat32 ? 4 : 2;
   if (b.mask_in == nullptr && b.mask_out == nullptr) {
@@ -160,9 +168,9 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
       ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
         const int64_t i = r.start + j;
         if (per_element) {
-          BackwardSpan<true, kPrec>(test, x + i, dy + i, len, s, z, b.lda, b.dy_type, dx + i * size);
+          BackwardSpan<true>(test, x + i, dy + i * size, len, s, z, b.lda, b.dy_type, dx + i * size);
         } else {
-          BackwardSpan<false, kPrec>(test, x + i, dy + i, len, s, z, b.lda, b.dy_type, dx + i * size);
+          BackwardSpan<false>(test, x + i, dy + i * size, len, s, z, b.lda, b.dy_type, dx + i * size);
         }
       });
     });
@@ -175,7 +183,7 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
       for (int64_t i = c0; i < c1; ++i) flags[i - c0] = (b.mask_in[i >> 3] >> (i & 7)) & 1;
     } else {
       ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-        QuantizeRun<kPrec>(test, r, x, prm, flags + (r.start - c0));
+        QuantizeRun(test, r, x, prm, flags + (r.start - c0));
       });
     }
     if (b.mask_out != nullptr) {
@@ -188,50 +196,32 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
     if (b.dx != nullptr) {
       char* dx = static_cast<char*>(b.dx);
       ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-        DxRun(r, dy + r.start, flags + (r.start - c0), prm, b.lda, b.dy_type, dx + r.start * size);
+        DxRun(r, dy + r.start * size, flags + (r.start - c0), prm, b.lda, b.dy_type, dx + r.start * size);
       });
     }
   }
 }
 
-template <Prec kPrec, class XT, class DYT>
-void BackwardForTypes(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  const DTypeInfo& info = Info(p.y_type);
-  switch (p.y_type) {
-    case DType::kFloat8E4M3FN: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E4M3FN>(), p, prm, b);
-    case DType::kFloat8E4M3FNUZ: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E4M3FNUZ>(), p, prm, b);
-    case DType::kFloat8E5M2: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E5M2>(), p, prm, b);
-    case DType::kFloat8E5M2FNUZ: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat8E5M2FNUZ>(), p, prm, b);
-    case DType::kFloat4E2M1: return BackwardAll<kPrec, XT, DYT>(MiniClampTest<DType::kFloat4E2M1>(), p, prm, b);
-    default: return BackwardAll<kPrec, XT, DYT>(IntClampTest{IntEncoder{info.qmin, info.qmax}}, p, prm, b);
-  }
-}
-
-template <Prec kPrec, class XT>
+template <class XT>
 void BackwardForX(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  switch (b.dy_type) {
-    case DType::kFloat16: return BackwardForTypes<kPrec, XT, hwy::float16_t>(p, prm, b);
-    case DType::kBFloat16: return BackwardForTypes<kPrec, XT, hwy::bfloat16_t>(p, prm, b);
-    default: return BackwardForTypes<kPrec, XT, float>(p, prm, b);
-  }
-}
-
-template <Prec kPrec>
-void BackwardForPrec(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  switch (p.x_type) {
-    case DType::kFloat16: return BackwardForX<kPrec, hwy::float16_t>(p, prm, b);
-    case DType::kBFloat16: return BackwardForX<kPrec, hwy::bfloat16_t>(p, prm, b);
-    case DType::kInt32: return BackwardForX<kPrec, int32_t>(p, prm, b);
-    default: return BackwardForX<kPrec, float>(p, prm, b);
+  const DTypeInfo& info = Info(p.y_type);
+  const Prec pr = p.prec;
+  switch (p.y_type) {
+    case DType::kFloat8E4M3FN: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E4M3FN>{pr}, p, prm, b);
+    case DType::kFloat8E4M3FNUZ: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E4M3FNUZ>{pr}, p, prm, b);
+    case DType::kFloat8E5M2: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E5M2>{pr}, p, prm, b);
+    case DType::kFloat8E5M2FNUZ: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E5M2FNUZ>{pr}, p, prm, b);
+    case DType::kFloat4E2M1: return BackwardAll<XT>(MiniClampTest<DType::kFloat4E2M1>{pr}, p, prm, b);
+    default: return BackwardAll<XT>(IntClampTest{IntEncoder{info.qmin, info.qmax, pr}, pr}, p, prm, b);
   }
 }
 
 inline void BackwardVector(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  switch (p.prec) {
-    case Prec::kF32: return BackwardForPrec<Prec::kF32>(p, prm, b);
-    case Prec::kF16: return BackwardForPrec<Prec::kF16>(p, prm, b);
-    case Prec::kBF16: return BackwardForPrec<Prec::kBF16>(p, prm, b);
-    case Prec::kF64: return;
+  switch (p.x_type) {
+    case DType::kFloat16: return BackwardForX<hwy::float16_t>(p, prm, b);
+    case DType::kBFloat16: return BackwardForX<hwy::bfloat16_t>(p, prm, b);
+    case DType::kInt32: return BackwardForX<int32_t>(p, prm, b);
+    default: return BackwardForX<float>(p, prm, b);
   }
 }
 

@@ -79,11 +79,12 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> BF16Bits(DF df, V v) {
   return hn::BitCast(di, hn::ShiftRight<16>(r));
 }
 
-// v rounded to the division precision (identity for float32).
-template <Prec kPrec, class DF, class V = hn::Vec<DF>>
-HWY_INLINE V RoundToPrec(DF df, V v) {
-  if (kPrec == Prec::kF16) return RoundToF16(df, v);
-  if (kPrec == Prec::kBF16) return RoundToBF16(df, v);
+// v rounded to the division precision (identity for float32). A runtime choice: the branch
+// is uniform per call, and a template parameter here multiplied every kernel by three.
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE V RoundToPrec(DF df, V v, Prec prec) {
+  if (prec == Prec::kF16) return RoundToF16(df, v);
+  if (prec == Prec::kBF16) return RoundToBF16(df, v);
   return v;
 }
 

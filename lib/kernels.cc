@@ -2,9 +2,7 @@
 // and the driver walks the whole plan (no indirect call per run or per element).
 #include "kernels.h"
 
-#include <vector>
-
-#include "minifloat.h"
+#include "params.h"
 #include "reference.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -12,7 +10,6 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/quantize-inl.h"
-#include "lib/backward-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qlinear {
@@ -38,14 +35,6 @@ void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, 
   DynamicQuantize(x, n, y, scale, zp);
 }
 
-void BackwardDriver(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  if (prm.vector) {
-    BackwardVector(p, prm, b);
-  } else {
-    BackwardReference(p, b, 0, p.layout.count);
-  }
-}
-
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -60,7 +49,6 @@ namespace qlinear {
 HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
-HWY_EXPORT(BackwardDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -73,49 +61,6 @@ bool VectorQuantizeSupported(const QuantizePlan& p) {
 
 bool VectorDequantizeSupported(const DequantizePlan& p) { return true; }
 
-namespace {
-
-// Zero point k as the encoders take it: integers as int32; float4e2m1 as its float32 bits (an
-// absent one as -0.0, which leaves every sum unchanged, -0 included); float8: zero, unused.
-int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
-  if (t == DType::kFloat4E2M1) {
-    const float v = zp != nullptr ? DecodeMiniFloat(t, static_cast<uint8_t>(LoadCode(t, zp, k))) : -0.0f;
-    return static_cast<int32_t>(BitsOf(v));
-  }
-  if (Info(t).kind != Kind::kInt || zp == nullptr) return 0;
-  return LoadInt(t, zp, k);
-}
-
-// Decoded scales/zero points: the per-tensor case lives on the stack (no heap allocation).
-struct DecodedParams {
-  float scale0 = 1.0f;
-  int32_t zp0 = 0;
-  std::vector<float> scales;
-  std::vector<int32_t> zps;
-  QuantParams prm;
-
-  DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type,
-                const void* zp, Prec prec) {
-    const int64_t n = l.granularity == Granularity::kPerTensor ? 1 : l.scale_count;
-    float* s = &scale0;
-    int32_t* z = &zp0;
-    if (n != 1) {
-      scales.resize(static_cast<size_t>(n));
-      zps.resize(static_cast<size_t>(n));
-      s = scales.data();
-      z = zps.data();
-    }
-    for (int64_t k = 0; k < n; ++k) {
-      s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(scale_type, scale, k)));
-      z[k] = ZeroPointLane(zp_type, zp, k);
-    }
-    prm.scales = s;
-    prm.zps = z;
-    prm.vector = true;
-  }
-};
-
-}  // namespace
 
 void ExecuteQuantize(const QuantizePlan& p, void* y) {
   if (!VectorQuantizeSupported(p)) {
@@ -123,16 +68,7 @@ void ExecuteQuantize(const QuantizePlan& p, void* y) {
     return;
   }
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
-  HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.prm, y);
-}
-
-void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
-  if (!VectorQuantizeSupported(p)) {
-    HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, QuantParams(), b);
-    return;
-  }
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
-  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, d.prm, b);
+  HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.params(), y);
 }
 
 void ExecuteDequantize(const DequantizePlan& p, void* y) {
@@ -141,7 +77,7 @@ void ExecuteDequantize(const DequantizePlan& p, void* y) {
     return;
   }
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
-  HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, d.prm, y);
+  HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, d.params(), y);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

@@ -41,6 +41,7 @@ constexpr int64_t kChunk = 1024;
 // Integer outputs: clamp in float to [qmin - zp, qmax - zp], NaN -> qmin - zp, RNE, + zp.
 struct IntEncoder {
   int32_t qmin, qmax;
+  Prec prec;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   struct State {
     hn::Vec<DI> zp;
@@ -52,7 +53,7 @@ struct IntEncoder {
     return {zp, hn::ConvertTo(df, hn::Sub(hn::Set(di, qmin), zp)),
             hn::ConvertTo(df, hn::Sub(hn::Set(di, qmax), zp))};
   }
-  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
     const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), st.lo, hn::Min(hn::Max(q, st.lo), st.hi));
     return hn::Add(hn::NearestInt(c), st.zp);
@@ -89,6 +90,7 @@ template <DType kT>
 struct MiniFloatEncoder {
   using Tr = MiniTraits<kT>;
   bool saturate;
+  Prec prec;
   template <class DF>
   struct State {
     hn::Vec<DF> zp;  // float4 only: the zero point's value
@@ -97,10 +99,10 @@ struct MiniFloatEncoder {
   HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
     return {hn::BitCast(df, zp_bits)};
   }
-  template <Prec kPrec, class DF, class DI = hn::RebindToSigned<DF>>
+  template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
     const DI di;
-    if (Tr::kFp4) q = RoundToPrec<kPrec>(df, hn::Add(q, st.zp));
+    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, st.zp), prec);
     const auto neg = hn::Lt(hn::BitCast(di, q), hn::Zero(di));  // sign bit set
     auto av = hn::Abs(q);
     const auto maxv = hn::Set(df, Tr::kMaxValue);
@@ -143,13 +145,13 @@ HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_R
   hn::StoreU(hn::DemoteTo(dout, v), dout, out);
 }
 
-template <Prec kPrec, class DF>
-HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s) {
-  return RoundToPrec<kPrec>(df, hn::Div(RoundToPrec<kPrec>(df, x), s));
+template <class DF>
+HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) {
+  return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
 }
 
 // n elements with one scale and zero point.
-template <Prec kPrec, class Enc, class XT, class TOut>
+template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, float scale,
                                   int32_t zp, TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
@@ -159,7 +161,7 @@ HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int6
   const auto st = enc.Prepare(df, hn::Set(di, zp));
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, x + i), vs), st),
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), st),
                out + i);
   }
   if (i < n) {  // tail through stack buffers: no over-read, no over-write
@@ -167,13 +169,13 @@ HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int6
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN TOut ob[hn::MaxLanes(df)];
     std::memcpy(xb, x + i, rem * sizeof(XT));
-    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xb), vs), st), ob);
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xb), vs, enc.prec), st), ob);
     std::memcpy(out + i, ob, rem * sizeof(TOut));
   }
 }
 
 // n elements, element j with scales[j] and zps[j].
-template <Prec kPrec, class Enc, class XT, class TOut>
+template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
                                      const float* HWY_RESTRICT scales,
                                      const int32_t* HWY_RESTRICT zps, TOut* HWY_RESTRICT out) {
@@ -182,7 +184,7 @@ HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, i
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   auto lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) {
     const auto st = enc.Prepare(df, hn::LoadU(di, zp));
-    StoreCodes(df, enc.template Encode<kPrec>(df, Quotient<kPrec>(df, LoadAsF32(df, xp), hn::LoadU(df, sp)), st), op);
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), hn::LoadU(df, sp), enc.prec), st), op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) lanes(x + i, scales + i, zps + i, out + i);
@@ -236,15 +238,15 @@ HWY_INLINE void ForEachSpan(const Run& r, const QuantParams& prm, Fn&& fn) {
 }
 
 // One run of x into out[0, r.count).
-template <Prec kPrec, class Enc, class XT, class TOut>
+template <class Enc, class XT, class TOut>
 HWY_INLINE void QuantizeRun(const Enc& enc, const Run& r, const XT* HWY_RESTRICT x,
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
   const XT* xr = x + r.start;
   ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
     if (per_element) {
-      QuantizePerElement<kPrec>(enc, xr + j, len, s, z, out + j);
+      QuantizePerElement(enc, xr + j, len, s, z, out + j);
     } else {
-      QuantizeUniform<kPrec>(enc, xr + j, len, *s, *z, out + j);
+      QuantizeUniform(enc, xr + j, len, *s, *z, out + j);
     }
   });
 }
@@ -296,7 +298,7 @@ HWY_NOINLINE void PackCodes(const uint8_t* HWY_RESTRICT codes, int64_t n, uint8_
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
 
-template <Prec kPrec, class XT, class TOut, class Enc>
+template <class XT, class TOut, class Enc>
 void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y) {
   const XT* x = static_cast<const XT*>(p.x);
   const int bits = Info(p.y_type).bits;
@@ -304,7 +306,7 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
     ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      QuantizeRun<kPrec>(enc, r, x, prm, out + r.start);
+      QuantizeRun(enc, r, x, prm, out + r.start);
     });
     return;
   }
@@ -315,7 +317,7 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t c1 = std::min(n, c0 + kChunk);
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      QuantizeRun<kPrec>(enc, r, x, prm, codes + (r.start - c0));
+      QuantizeRun(enc, r, x, prm, codes + (r.start - c0));
     });
     const int64_t padded = (c1 - c0 + per - 1) / per * per;
     std::fill(codes + (c1 - c0), codes + padded, TOut{0});
@@ -327,49 +329,39 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   }
 }
 
-template <Prec kPrec, class XT>
+template <class XT>
 void QuantizeForX(const QuantizePlan& p, const QuantParams& prm, void* y) {
   const DTypeInfo& info = Info(p.y_type);
-  const IntEncoder ints{info.qmin, info.qmax};
+  const IntEncoder ints{info.qmin, info.qmax, p.prec};
   switch (p.y_type) {
     case DType::kInt8: case DType::kInt4: case DType::kInt2:
-      return QuantizeAll<kPrec, XT, int8_t>(ints, p, prm, y);
+      return QuantizeAll<XT, int8_t>(ints, p, prm, y);
     case DType::kUint8: case DType::kUint4: case DType::kUint2:
-      return QuantizeAll<kPrec, XT, uint8_t>(ints, p, prm, y);
-    case DType::kInt16: return QuantizeAll<kPrec, XT, int16_t>(ints, p, prm, y);
-    case DType::kUint16: return QuantizeAll<kPrec, XT, uint16_t>(ints, p, prm, y);
+      return QuantizeAll<XT, uint8_t>(ints, p, prm, y);
+    case DType::kInt16: return QuantizeAll<XT, int16_t>(ints, p, prm, y);
+    case DType::kUint16: return QuantizeAll<XT, uint16_t>(ints, p, prm, y);
     case DType::kFloat8E4M3FN:
-      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FN>{p.saturate}, p, prm, y);
+      return QuantizeAll<XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FN>{p.saturate, p.prec}, p, prm, y);
     case DType::kFloat8E4M3FNUZ:
-      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FNUZ>{p.saturate}, p, prm, y);
+      return QuantizeAll<XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E4M3FNUZ>{p.saturate, p.prec}, p, prm, y);
     case DType::kFloat8E5M2:
-      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2>{p.saturate}, p, prm, y);
+      return QuantizeAll<XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2>{p.saturate, p.prec}, p, prm, y);
     case DType::kFloat8E5M2FNUZ:
-      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2FNUZ>{p.saturate}, p, prm, y);
+      return QuantizeAll<XT, uint8_t>(MiniFloatEncoder<DType::kFloat8E5M2FNUZ>{p.saturate, p.prec}, p, prm, y);
     case DType::kFloat4E2M1:
-      return QuantizeAll<kPrec, XT, uint8_t>(MiniFloatEncoder<DType::kFloat4E2M1>{true}, p, prm, y);
-    default: return;
-  }
-}
-
-template <Prec kPrec>
-void QuantizeForPrec(const QuantizePlan& p, const QuantParams& prm, void* y) {
-  switch (p.x_type) {
-    case DType::kFloat32: return QuantizeForX<kPrec, float>(p, prm, y);
-    case DType::kFloat16: return QuantizeForX<kPrec, hwy::float16_t>(p, prm, y);
-    case DType::kBFloat16: return QuantizeForX<kPrec, hwy::bfloat16_t>(p, prm, y);
-    case DType::kInt32: return QuantizeForX<kPrec, int32_t>(p, prm, y);
+      return QuantizeAll<XT, uint8_t>(MiniFloatEncoder<DType::kFloat4E2M1>{true, p.prec}, p, prm, y);
     default: return;
   }
 }
 
 // Vector QuantizeLinear for plans that VectorQuantizeSupported accepts.
 inline void QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y) {
-  switch (p.prec) {
-    case Prec::kF32: return QuantizeForPrec<Prec::kF32>(p, prm, y);
-    case Prec::kF16: return QuantizeForPrec<Prec::kF16>(p, prm, y);
-    case Prec::kBF16: return QuantizeForPrec<Prec::kBF16>(p, prm, y);
-    case Prec::kF64: return;
+  switch (p.x_type) {
+    case DType::kFloat32: return QuantizeForX<float>(p, prm, y);
+    case DType::kFloat16: return QuantizeForX<hwy::float16_t>(p, prm, y);
+    case DType::kBFloat16: return QuantizeForX<hwy::bfloat16_t>(p, prm, y);
+    case DType::kInt32: return QuantizeForX<int32_t>(p, prm, y);
+    default: return;
   }
 }
 
@@ -556,7 +548,7 @@ inline void DynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
   float lo, hi;
   RangeOf(x, n, &lo, &hi);
   DynamicParamsFromRange(lo, hi, scale, zp);
-  QuantizeUniform<Prec::kF32>(IntEncoder{0, 255}, x, n, *scale, *zp, y);
+  QuantizeUniform(IntEncoder{0, 255, Prec::kF32}, x, n, *scale, *zp, y);
 }
 
 }  // namespace HWY_NAMESPACE

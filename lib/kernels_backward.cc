@@ -1,0 +1,44 @@
+// The training backward pass in its own foreach_target unit (it compiles in parallel with
+// kernels.cc). One dispatch per API call, as there.
+#include "kernels.h"
+#include "params.h"
+#include "reference.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/kernels_backward.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "lib/backward-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qlinear {
+namespace HWY_NAMESPACE {
+
+void BackwardDriver(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
+  if (prm.vector) {
+    BackwardVector(p, prm, b);
+  } else {
+    BackwardReference(p, b, 0, p.layout.count);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qlinear
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qlinear {
+
+HWY_EXPORT(BackwardDriver);
+
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
+  if (!VectorQuantizeSupported(p)) {
+    HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, QuantParams(), b);
+    return;
+  }
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
+  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, d.params(), b);
+}
+
+}  // namespace qlinear
+#endif  // HWY_ONCE

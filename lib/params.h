@@ -1,0 +1,35 @@
+// Scales and zero points decoded once per call for the vector kernels (kernels.h QuantParams).
+#ifndef QLINEAR_LIB_PARAMS_H_
+#define QLINEAR_LIB_PARAMS_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "kernels.h"
+#include "plan.h"
+
+namespace qlinear {
+
+// Scales rounded to the division precision as float32; zero points as the encoders take them
+// (integers as int32; float4e2m1 as its float32 bits, an absent one as -0.0 so that every sum,
+// -0 included, is unchanged; float8: zero). Per-tensor plans use the two members below: no heap.
+class DecodedParams {
+ public:
+  DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type, const void* zp,
+                Prec prec);
+  DecodedParams(const DecodedParams&) = delete;
+  DecodedParams& operator=(const DecodedParams&) = delete;
+  const QuantParams& params() const { return prm_; }
+
+ private:
+  float scale0_ = 1.0f;
+  int32_t zp0_ = 0;
+  std::vector<float> scales_;
+  std::vector<int32_t> zps_;
+  QuantParams prm_;
+};
+
+}  // namespace qlinear
+
+#endif  // QLINEAR_LIB_PARAMS_H_
