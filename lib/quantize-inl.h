@@ -103,39 +103,36 @@ struct MiniFloatEncoder {
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
     const DI di;
     if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, st.zp), prec);
-    const auto neg = hn::Lt(hn::BitCast(di, q), hn::Zero(di));  // sign bit set
     auto av = hn::Abs(q);
-    const auto maxv = hn::Set(df, Tr::kMaxValue);
-    if (Tr::kFp4 || saturate) av = hn::IfThenElse(hn::Gt(av, maxv), maxv, av);  // NaN stays
+    // Clamp first when saturating. Min's NaN behaviour differs per target: NaN lanes are
+    // replaced below, whatever Min made of them.
+    if (Tr::kFp4 || saturate) av = hn::Min(av, hn::Set(df, Tr::kMaxValue));
     const auto a = hn::BitCast(di, av);
-    // Normal range: round the 23-bit fraction to kMant bits (carry may bump the exponent),
+    // Normal range: round the 23-bit fraction to kMant bits (a carry may bump the exponent),
     // then rebias the exponent field.
     constexpr int kShift = 23 - Tr::kMant;
     const auto lsb = hn::And(hn::ShiftRight<kShift>(a), hn::Set(di, 1));
     const auto normal = hn::Sub(
-        hn::ShiftRight<kShift>(hn::Add(a, hn::Add(hn::Set(di, (1 << (kShift - 1)) - 1), lsb))),
+        hn::ShiftRight<kShift>(hn::Add(hn::Add(a, hn::Set(di, (1 << (kShift - 1)) - 1)), lsb)),
         hn::Set(di, (127 - Tr::kBias) << Tr::kMant));
     // Subnormal range: the FPU rounds |q| + magic to the subnormal quantum; the difference of
     // the bits counts quanta (2^kMant quanta = the smallest normal code, so carries are right).
     const auto magic = hn::BitCast(df, hn::Set(di, Tr::kSubMagicBits));
     const auto sub = hn::Sub(hn::BitCast(di, hn::Add(av, magic)), hn::BitCast(di, magic));
     auto code = hn::IfThenElse(hn::Lt(a, hn::Set(di, Tr::kMinNormalBits)), sub, normal);
-    const auto over = hn::Gt(code, hn::Set(di, Tr::kMaxCode));  // only without saturation
-    const int32_t over_code = Tr::kFnuz ? 0x80 : (Tr::kE5M2 ? 0x7C : 0x7F);
-    code = hn::IfThenElse(over, hn::Set(di, over_code), code);
-    // Sign: kept on zeros except for fnuz (no -0), and fnuz's 0x80 NaN carries none.
-    auto sign_ok = neg;
-    if (Tr::kFnuz) {
-      sign_ok = hn::AndNot(hn::Or(over, hn::Eq(code, hn::Zero(di))), neg);
+    constexpr int32_t kOverCode = Tr::kFnuz ? 0x80 : (Tr::kE5M2 ? 0x7C : 0x7F);
+    if (!Tr::kFp4 && !saturate) {  // beyond max: NaN (Inf for e5m2); Inf lands here too
+      code = hn::IfThenElse(hn::Gt(code, hn::Set(di, Tr::kMaxCode)), hn::Set(di, kOverCode), code);
     }
-    code = hn::IfThenElse(sign_ok, hn::Or(code, hn::Set(di, Tr::kSignBit)), code);
-    const auto nan = hn::RebindMask(di, hn::IsNaN(q));
-    if (Tr::kFp4) {
-      return hn::IfThenElse(nan, hn::IfThenElse(neg, hn::Zero(di), hn::Set(di, 0x8)), code);
+    // NaN codes before the sign: e4m3fn 0x7F, e5m2 0x7E (the sign is then kept), fnuz 0x80;
+    // float4 0x8, which the sign flips to 0x0 for -NaN.
+    constexpr int32_t kNaNCode = Tr::kFp4 ? 0x8 : (Tr::kFnuz ? 0x80 : (Tr::kE5M2 ? 0x7E : 0x7F));
+    code = hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(q)), hn::Set(di, kNaNCode), code);
+    auto sign = hn::And(hn::ShiftRight<Tr::kFp4 ? 28 : 24>(hn::BitCast(di, q)), hn::Set(di, Tr::kSignBit));
+    if (Tr::kFnuz) {  // no -0, and the single NaN 0x80 carries no sign
+      sign = hn::IfThenZeroElse(hn::Eq(hn::And(code, hn::Set(di, 0x7F)), hn::Zero(di)), sign);
     }
-    if (Tr::kFnuz) return hn::IfThenElse(nan, hn::Set(di, 0x80), code);
-    const int32_t nan_code = Tr::kE5M2 ? 0x7E : 0x7F;
-    return hn::IfThenElse(nan, hn::IfThenElse(neg, hn::Set(di, nan_code | 0x80), hn::Set(di, nan_code)), code);
+    return hn::Xor(code, sign);
   }
 };
 
