@@ -207,7 +207,7 @@ template <class Fn>
 HWY_INLINE void ForEachSpan(const Run& r, const QuantParams& prm, Fn&& fn) {
   const float* s = prm.scales + r.scale_first;
   const int32_t* z = prm.zps + r.scale_first;
-  if (r.period >= r.count) {
+  if (r.phase + r.count <= r.period) {  // one scale (a run may start mid-block)
     fn(int64_t{0}, r.count, s, z, false);
   } else if (r.period == 1) {
     fn(int64_t{0}, r.count, s, z, true);

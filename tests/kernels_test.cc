@@ -266,6 +266,10 @@ TEST_P(KernelTest, Granularities) {
       {{9, 5}, {3, 5}, 0, 3},                 // blocked along an outer axis
       {{7, 3, 5}, {4, 3, 5}, 0, 2},           // blocked along an outer axis, short last block
       {{1, 2 * L + 5}, {1, 1}, 1, 2 * L + 5}, // one block per row
+      // Sub-byte outputs are staged in 1024-element chunks: a chunk boundary inside a block
+      // starts a run mid-block (found by `qlinear selftest`).
+      {{3, 700}, {3, 23}, 1, 31},
+      {{6, 263}, {6, 9}, 1, 31},
   };
   for (const Layout2& l : layouts) {
     for (int32_t yt : kIntOutputs) {

@@ -11,6 +11,8 @@ void PrintCpu();
 int RunInfo();
 // Quantizes `elements` random floats to several output types and prints elements/s.
 int RunDemo(int64_t elements);
+// Every supported target against the reference for about `seconds` in all; prints a table.
+int RunSelftest(double seconds);
 
 }  // namespace tools
 }  // namespace qlinear

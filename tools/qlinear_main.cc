@@ -15,11 +15,13 @@ int Usage(int code) {
                "usage: qlinear info\n"
                "       qlinear check [--expect-error] [-v] PATH...\n"
                "       qlinear demo [--elements N]\n"
+               "       qlinear selftest [--seconds N]\n"
                "\n"
                "info   version, CPU features, SIMD targets compiled/supported/dispatched\n"
                "check  run ONNX backend node tests (folders with model.onnx and\n"
                "       test_data_set_*/); PATH may hold such folders at any depth\n"
-               "demo   quantize N random floats (default 4194304) to several types\n");
+               "demo   quantize N random floats (default 4194304) to several types\n"
+               "selftest  every supported SIMD target against the scalar reference (default 5 s)\n");
   return code;
 }
 
@@ -40,7 +42,12 @@ int main(int argc, char** argv) {
       else paths.push_back(argv[i]);
     }
     if (paths.empty()) return Usage(2);
+#if QLINEAR_HAVE_ONNX
     return qlinear::tools::RunCheck(paths, expect_error, verbose);
+#else
+    std::fprintf(stderr, "qlinear: built without libonnx-dev; `check` is unavailable\n");
+    return 2;
+#endif
   }
   if (cmd == "demo") {
     long long n = 1 << 22;
@@ -53,6 +60,17 @@ int main(int argc, char** argv) {
     }
     if (n <= 0) return Usage(2);
     return qlinear::tools::RunDemo(n);
+  }
+  if (cmd == "selftest") {
+    double seconds = 5.0;
+    for (int i = 2; i < argc; ++i) {
+      if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) {
+        seconds = std::atof(argv[++i]);
+      } else {
+        return Usage(2);
+      }
+    }
+    return qlinear::tools::RunSelftest(seconds);
   }
   std::fprintf(stderr, "qlinear: unknown command '%s'\n", cmd.c_str());
   return Usage(2);
