@@ -23,16 +23,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 struct IntClampTest {
   IntEncoder bounds;
   Prec prec;
-  template <class DF>
-  using State = IntEncoder::State<DF>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp) const {
-    return bounds.Prepare(df, zp);
-  }
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
     const hn::Vec<DF> r = hn::Round(q);  // Inf stays Inf; NaN compares false below
-    const auto inside = hn::And(hn::Ge(r, st.lo), hn::Le(r, st.hi));
+    const auto inside = hn::And(hn::Ge(r, bounds.Lo(df, zp)), hn::Le(r, bounds.Hi(df, zp)));
     return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
   }
 };
@@ -42,15 +36,9 @@ template <DType kT>
 struct MiniClampTest {
   using Tr = MiniTraits<kT>;
   Prec prec;
-  template <class DF>
-  using State = typename MiniFloatEncoder<kT>::template State<DF>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
-    return {hn::BitCast(df, zp_bits)};
-  }
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
-    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, st.zp), prec);
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
+    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, hn::BitCast(df, zp)), prec);
     const auto inside = hn::Le(hn::Abs(q), hn::Set(df, Tr::kMaxValue));  // false for NaN
     return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
   }
@@ -122,13 +110,13 @@ HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const
   const auto vlda = hn::Set(df, lda);
   const auto us = hn::Set(df, *s);
   const auto ug = hn::Set(df, lda / *s);
-  const auto ust = test.Prepare(df, hn::Set(di, *z));
+  const auto uz = hn::Set(di, *z);
   char* out = static_cast<char*>(dx);
   auto lanes = [&](const XT* xp, const void* dyp, const float* sp, const int32_t* zp, void* op) {
     const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
     const auto g = kPerElement ? hn::Div(vlda, vs) : ug;
     const auto q = Quotient(df, LoadAsF32(df, xp), vs, test.prec);
-    const auto flag = kPerElement ? test.Encode(df, q, test.Prepare(df, hn::LoadU(di, zp))) : test.Encode(df, q, ust);
+    const auto flag = test.Encode(df, q, kPerElement ? hn::LoadU(di, zp) : uz);
     const auto clamped = hn::RebindMask(df, hn::Ne(flag, hn::Zero(di)));
     StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadDy(df, dx_type, dyp, 0), g)), dx_type, op);
   };

@@ -35,28 +35,28 @@ constexpr int64_t kChunk = 1024;
 
 // ---- QuantizeLinear encoders: quotient lanes -> output codes (int32 lanes) -----------------
 //
-// An encoder has a per-zero-point State (Prepare, hoisted out of loops for uniform spans) and
-// Encode(q) for the quotient q (already rounded to the division precision).
+// An encoder maps quotient lanes and zero-point lanes to codes:
+// Encode(df, q, zp) for the quotient q (already rounded to the division precision).
 
 // Integer outputs: clamp in float to [qmin - zp, qmax - zp], NaN -> qmin - zp, RNE, + zp.
+// (Encoders hold no vectors: SVE vectors are sizeless and cannot be members. For uniform spans
+// the bounds are loop-invariant and hoisted by the compiler.)
 struct IntEncoder {
   int32_t qmin, qmax;
   Prec prec;
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  struct State {
-    hn::Vec<DI> zp;
-    hn::Vec<DF> lo, hi;
-  };
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp) const {
-    const DI di;
-    return {zp, hn::ConvertTo(df, hn::Sub(hn::Set(di, qmin), zp)),
-            hn::ConvertTo(df, hn::Sub(hn::Set(di, qmax), zp))};
+  HWY_INLINE hn::Vec<DF> Lo(DF df, hn::Vec<DI> zp) const {
+    return hn::ConvertTo(df, hn::Sub(hn::Set(DI(), qmin), zp));
   }
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
-    const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), st.lo, hn::Min(hn::Max(q, st.lo), st.hi));
-    return hn::Add(hn::NearestInt(c), st.zp);
+  HWY_INLINE hn::Vec<DF> Hi(DF df, hn::Vec<DI> zp) const {
+    return hn::ConvertTo(df, hn::Sub(hn::Set(DI(), qmax), zp));
+  }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
+    const hn::Vec<DF> lo = Lo(df, zp);
+    const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), lo, hn::Min(hn::Max(q, lo), Hi(df, zp)));
+    return hn::Add(hn::NearestInt(c), zp);
   }
 };
 
@@ -91,18 +91,11 @@ struct MiniFloatEncoder {
   using Tr = MiniTraits<kT>;
   bool saturate;
   Prec prec;
-  template <class DF>
-  struct State {
-    hn::Vec<DF> zp;  // float4 only: the zero point's value
-  };
+  // zp: float4's zero point as float32 bits (unused for float8).
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE State<DF> Prepare(DF df, hn::Vec<DI> zp_bits) const {
-    return {hn::BitCast(df, zp_bits)};
-  }
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, const State<DF>& st) const {
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
     const DI di;
-    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, st.zp), prec);
+    if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, hn::BitCast(df, zp)), prec);
     auto av = hn::Abs(q);
     // Clamp first when saturating. Min's NaN behaviour differs per target: NaN lanes are
     // replaced below, whatever Min made of them.
@@ -155,10 +148,10 @@ HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int6
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto vs = hn::Set(df, scale);
-  const auto st = enc.Prepare(df, hn::Set(di, zp));
+  const auto vz = hn::Set(di, zp);
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), st),
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz),
                out + i);
   }
   if (i < n) {  // tail through stack buffers: no over-read, no over-write
@@ -166,7 +159,7 @@ HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int6
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN TOut ob[hn::MaxLanes(df)];
     std::memcpy(xb, x + i, rem * sizeof(XT));
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xb), vs, enc.prec), st), ob);
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xb), vs, enc.prec), vz), ob);
     std::memcpy(out + i, ob, rem * sizeof(TOut));
   }
 }
@@ -180,8 +173,7 @@ HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, i
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   auto lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) {
-    const auto st = enc.Prepare(df, hn::LoadU(di, zp));
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), hn::LoadU(df, sp), enc.prec), st), op);
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), hn::LoadU(df, sp), enc.prec), hn::LoadU(di, zp)), op);
   };
   int64_t i = 0;
   for (; i + N <= n; i += N) lanes(x + i, scales + i, zps + i, out + i);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # qlinear set-up on a fresh Debian 12 machine.
 #   tools/setup.sh run    install packages, build the release preset, run `qlinear info` + demo
-#   tools/setup.sh test   install packages, then the ci, asan and aarch64 (qemu) workflows
+#   tools/setup.sh test   install packages, then the ci, asan, tsan and aarch64 (qemu) workflows
 # As root, missing Debian packages are installed; otherwise the exact apt-get line is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libgtest-d
 need_arm=()
 if [[ $mode == test ]]; then
   need+=(g++-aarch64-linux-gnu qemu-user)
-  need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
+  need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libcpu-features-dev:arm64)
 fi
 
 missing() { for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done; }
@@ -43,5 +43,6 @@ fi
 start=$SECONDS
 cmake --workflow --preset ci
 cmake --workflow --preset asan
+cmake --workflow --preset tsan
 cmake --workflow --preset aarch64
 echo "all test workflows passed in $((SECONDS - start)) s"
