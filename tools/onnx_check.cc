@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/fuzz_input.h"
 #include "lib/dtype.h"
 #include "lib/minifloat.h"
 #include "qlinear/qlinear.h"
@@ -426,6 +427,56 @@ void FindCases(const fs::path& p, std::vector<fs::path>* out) {
 }
 
 }  // namespace
+
+int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  int written = 0;
+  for (const std::string& root : paths) {
+    std::vector<fs::path> cases;
+    FindCases(root, &cases);
+    for (const fs::path& dir : cases) {
+      std::string data, err;
+      onnx::ModelProto model;
+      if (!ReadFile(dir / "model.onnx", &data, &err) || !model.ParseFromString(data) ||
+          model.graph().node_size() != 1) {
+        continue;
+      }
+      const onnx::NodeProto& node = model.graph().node(0);
+      fuzz::FuzzCall c;
+      c.op = node.op_type() == "QuantizeLinear" ? 0 : node.op_type() == "DequantizeLinear" ? 1 : 2;
+      for (const auto& o : model.opset_import()) {
+        if (o.domain().empty() || o.domain() == "ai.onnx") c.opset = static_cast<uint8_t>(o.version());
+      }
+      c.axis = static_cast<int8_t>(IntAttr(node, "axis", 1));
+      c.block_size = static_cast<int8_t>(IntAttr(node, "block_size", 0));
+      c.output_dtype = static_cast<uint8_t>(IntAttr(node, "output_dtype", 0));
+      c.saturate = static_cast<uint8_t>(IntAttr(node, "saturate", 1));
+      c.precision = static_cast<uint8_t>(IntAttr(node, "precision", 0));
+      const std::vector<fs::path> inputs = NumberedFiles(dir / "test_data_set_0", "input_");
+      fuzz::FuzzTensor* slots[3] = {&c.x, &c.scale, &c.zp};
+      bool ok = true;
+      for (size_t k = 0; k < inputs.size() && k < 3; ++k) {
+        Tensor t;
+        if (!LoadTensorFile(inputs[k], &t, &err)) {
+          ok = false;
+          break;
+        }
+        slots[k]->dtype = t.dtype;
+        slots[k]->dims = t.dims;
+        slots[k]->bytes = t.bytes;
+      }
+      if (!ok) continue;
+      if (inputs.size() >= 3) c.flags |= 1;
+      std::ofstream f(fs::path(out_dir) / dir.filename(), std::ios::binary);
+      const std::string bytes = fuzz::Encode(c);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      ++written;
+    }
+  }
+  std::printf("%d seeds written to %s\n", written, out_dir.c_str());
+  return written > 0 ? 0 : 1;
+}
 
 int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verbose) {
   int passed = 0, failed = 0, skipped = 0;

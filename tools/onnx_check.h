@@ -12,6 +12,9 @@ namespace tools {
 // "N passed, M failed[, K skipped]". Returns the process exit code (0: nothing failed).
 int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verbose);
 
+// Seeds for fuzz/api_fuzzer (fuzz/fuzz_input.h format), one per single-node test folder.
+int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir);
+
 }  // namespace tools
 }  // namespace qlinear
 

@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
     if (n <= 0) return Usage(2);
     return qlinear::tools::RunDemo(n);
   }
+#if QLINEAR_HAVE_ONNX
+  if (cmd == "fuzz-seed" && argc >= 4) {  // fuzz-seed PATH... OUT_DIR (for fuzz/api_fuzzer)
+    return qlinear::tools::WriteFuzzSeeds(std::vector<std::string>(argv + 2, argv + argc - 1), argv[argc - 1]);
+  }
+#endif
   if (cmd == "selftest") {
     double seconds = 5.0;
     for (int i = 2; i < argc; ++i) {

@@ -1,0 +1,129 @@
+// API fuzzer: random calls (op, opset, attributes, ranks 0-6, shapes incl. zeros, dtypes,
+// scale/zero-point shapes, buffer sizes, NULL pointers) into the C ABI. A call must succeed or
+// return an error with a message; nothing may be written past y_bytes (the buffer is exactly
+// that long, so ASan sees any overrun); a rejected call leaves y untouched; a successful one
+// equals the scalar reference.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "fuzz/fuzz_input.h"
+#include "lib/dtype.h"
+#include "lib/plan.h"
+#include "lib/reference.h"
+#include "qlinear/qlinear.h"
+
+using namespace qlinear;
+
+namespace {
+
+size_t Count(const fuzz::FuzzTensor& t) {
+  size_t n = 1;
+  for (int64_t d : t.dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+size_t PayloadBytes(const fuzz::FuzzTensor& t) {
+  const DTypeInfo* info = FindDType(t.dtype);
+  const int bits = info ? info->bits : 8;
+  const size_t n = Count(t);
+  return bits >= 8 ? n * static_cast<size_t>(bits / 8) : (n * static_cast<size_t>(bits) + 7) / 8;
+}
+
+void Check(bool ok) {
+  if (!ok) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::Reader r(data, size);
+  fuzz::FuzzCall c;
+  c.op = r.U8() % 3;
+  c.opset = r.U8();
+  c.axis = static_cast<int8_t>(r.U8());
+  c.block_size = static_cast<int8_t>(r.U8());
+  c.output_dtype = r.U8();
+  c.saturate = r.U8();
+  c.precision = r.U8();
+  c.flags = r.U8();
+  r.Tensor(&c.x);
+  r.Tensor(&c.scale);
+  r.Tensor(&c.zp);
+  if (Count(c.x) > 50000 || Count(c.scale) > 50000 || Count(c.zp) > 50000) return 0;
+  r.Fill(&c.x.bytes, PayloadBytes(c.x));
+  r.Fill(&c.scale.bytes, PayloadBytes(c.scale));
+  r.Fill(&c.zp.bytes, PayloadBytes(c.zp));
+
+  const qlinear_tensor x{c.x.dtype, static_cast<int32_t>(c.x.dims.size()), c.x.dims.data(),
+                         (c.flags & 2) ? nullptr : c.x.bytes.data()};
+  const qlinear_tensor s{c.scale.dtype, static_cast<int32_t>(c.scale.dims.size()), c.scale.dims.data(), c.scale.bytes.data()};
+  const qlinear_tensor z{c.zp.dtype, static_cast<int32_t>(c.zp.dims.size()), c.zp.dims.data(), c.zp.bytes.data()};
+  const qlinear_tensor* zp = (c.flags & 1) ? &z : nullptr;
+  const int32_t opset = c.opset % 4 == 0 ? 0 : c.opset;  // often the newest, sometimes anything
+
+  if (c.op == 2) {
+    const size_t n = Count(c.x);
+    std::vector<uint8_t> y((c.flags & 8) && n > 0 ? n - 1 : n, 0x5A);
+    float scale = 0;
+    uint8_t zero = 0;
+    const qlinear_status st = qlinear_dynamic_quantize_linear(&x, (c.flags & 4) ? nullptr : y.data(), y.size(), &scale, &zero);
+    if (st != QLINEAR_OK) {
+      Check(qlinear_last_error()[0] != '\0');
+      for (uint8_t b : y) Check(b == 0x5A);
+    }
+    return 0;
+  }
+  size_t need = 0;
+  qlinear_status st;
+  if (c.op == 0) {
+    qlinear_quantize_attrs a;
+    qlinear_quantize_attrs_init(&a);
+    a.opset = opset;
+    a.axis = c.axis;
+    a.block_size = c.block_size;
+    a.output_dtype = c.output_dtype % 32;
+    a.saturate = c.saturate & 1;
+    a.precision = c.precision % 20;
+    st = qlinear_quantize_output_info(&x, &s, zp, &a, nullptr, &need);
+    const size_t cap = (c.flags & 8) && need > 0 ? need - 1 : need;
+    std::vector<uint8_t> y(cap + 1, 0x5A);  // one spare byte to detect a write past y_bytes
+    const qlinear_status st2 = qlinear_quantize_linear(&x, &s, zp, &a, (c.flags & 4) ? nullptr : y.data(), cap);
+    Check(st == QLINEAR_OK || st2 != QLINEAR_OK);
+    Check(y[cap] == 0x5A);
+    if (st2 != QLINEAR_OK) {
+      Check(qlinear_last_error()[0] != '\0');
+      for (uint8_t b : y) Check(b == 0x5A);
+      return 0;
+    }
+    QuantizePlan plan;
+    Check(PlanQuantize(&x, &s, zp, &a, &plan) == QLINEAR_OK);
+    std::vector<uint8_t> want(need + 1, 0);
+    QuantizeReference(plan, want.data(), 0, plan.layout.count);
+    Check(need == 0 || std::memcmp(y.data(), want.data(), need) == 0);
+  } else {
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    a.opset = opset;
+    a.axis = c.axis;
+    a.block_size = c.block_size;
+    a.output_dtype = c.output_dtype % 32;
+    st = qlinear_dequantize_output_info(&x, &s, zp, &a, nullptr, &need);
+    const size_t cap = (c.flags & 8) && need > 0 ? need - 1 : need;
+    std::vector<uint8_t> y(cap + 1, 0x5A);
+    const qlinear_status st2 = qlinear_dequantize_linear(&x, &s, zp, &a, (c.flags & 4) ? nullptr : y.data(), cap);
+    Check(st == QLINEAR_OK || st2 != QLINEAR_OK);
+    Check(y[cap] == 0x5A);
+    if (st2 != QLINEAR_OK) {
+      Check(qlinear_last_error()[0] != '\0');
+      for (uint8_t b : y) Check(b == 0x5A);
+      return 0;
+    }
+    DequantizePlan plan;
+    Check(PlanDequantize(&x, &s, zp, &a, &plan) == QLINEAR_OK);
+    std::vector<uint8_t> want(need + 1, 0);
+    DequantizeReference(plan, want.data(), 0, plan.layout.count);
+    Check(need == 0 || std::memcmp(y.data(), want.data(), need) == 0);
+  }
+  return 0;
+}
