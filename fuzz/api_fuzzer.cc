@@ -34,6 +34,30 @@ void Check(bool ok) {
   if (!ok) std::abort();
 }
 
+// One Q or DQ call: the output is exactly y_bytes long (+1 spare byte to catch an overrun);
+// a rejected call has a message and leaves y untouched; an accepted one equals the reference.
+template <class Plan, class Attrs, class InfoFn, class RunFn, class PlanFn, class RefFn>
+void CheckCall(const qlinear_tensor& x, const qlinear_tensor& s, const qlinear_tensor* zp,
+               const Attrs& a, InfoFn info, RunFn run, PlanFn plan_fn, RefFn reference, uint8_t flags) {
+  size_t need = 0;
+  const qlinear_status st = info(&x, &s, zp, &a, nullptr, &need);
+  const size_t cap = (flags & 8) && need > 0 ? need - 1 : need;
+  std::vector<uint8_t> y(cap + 1, 0x5A);
+  const qlinear_status st2 = run(&x, &s, zp, &a, (flags & 4) ? nullptr : y.data(), cap);
+  Check(st == QLINEAR_OK || st2 != QLINEAR_OK);
+  Check(y[cap] == 0x5A);
+  if (st2 != QLINEAR_OK) {
+    Check(qlinear_last_error()[0] != '\0');
+    for (uint8_t b : y) Check(b == 0x5A);
+    return;
+  }
+  Plan plan;
+  Check(plan_fn(&x, &s, zp, &a, &plan) == QLINEAR_OK);
+  std::vector<uint8_t> want(need + 1, 0);
+  reference(plan, want.data(), 0, plan.layout.count);
+  Check(need == 0 || std::memcmp(y.data(), want.data(), need) == 0);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,8 +98,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  size_t need = 0;
-  qlinear_status st;
   if (c.op == 0) {
     qlinear_quantize_attrs a;
     qlinear_quantize_attrs_init(&a);
@@ -85,22 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     a.output_dtype = c.output_dtype % 32;
     a.saturate = c.saturate & 1;
     a.precision = c.precision % 20;
-    st = qlinear_quantize_output_info(&x, &s, zp, &a, nullptr, &need);
-    const size_t cap = (c.flags & 8) && need > 0 ? need - 1 : need;
-    std::vector<uint8_t> y(cap + 1, 0x5A);  // one spare byte to detect a write past y_bytes
-    const qlinear_status st2 = qlinear_quantize_linear(&x, &s, zp, &a, (c.flags & 4) ? nullptr : y.data(), cap);
-    Check(st == QLINEAR_OK || st2 != QLINEAR_OK);
-    Check(y[cap] == 0x5A);
-    if (st2 != QLINEAR_OK) {
-      Check(qlinear_last_error()[0] != '\0');
-      for (uint8_t b : y) Check(b == 0x5A);
-      return 0;
-    }
-    QuantizePlan plan;
-    Check(PlanQuantize(&x, &s, zp, &a, &plan) == QLINEAR_OK);
-    std::vector<uint8_t> want(need + 1, 0);
-    QuantizeReference(plan, want.data(), 0, plan.layout.count);
-    Check(need == 0 || std::memcmp(y.data(), want.data(), need) == 0);
+    CheckCall<QuantizePlan>(x, s, zp, a, qlinear_quantize_output_info, qlinear_quantize_linear,
+                            PlanQuantize, QuantizeReference, c.flags);
   } else {
     qlinear_dequantize_attrs a;
     qlinear_dequantize_attrs_init(&a);
@@ -108,22 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     a.axis = c.axis;
     a.block_size = c.block_size;
     a.output_dtype = c.output_dtype % 32;
-    st = qlinear_dequantize_output_info(&x, &s, zp, &a, nullptr, &need);
-    const size_t cap = (c.flags & 8) && need > 0 ? need - 1 : need;
-    std::vector<uint8_t> y(cap + 1, 0x5A);
-    const qlinear_status st2 = qlinear_dequantize_linear(&x, &s, zp, &a, (c.flags & 4) ? nullptr : y.data(), cap);
-    Check(st == QLINEAR_OK || st2 != QLINEAR_OK);
-    Check(y[cap] == 0x5A);
-    if (st2 != QLINEAR_OK) {
-      Check(qlinear_last_error()[0] != '\0');
-      for (uint8_t b : y) Check(b == 0x5A);
-      return 0;
-    }
-    DequantizePlan plan;
-    Check(PlanDequantize(&x, &s, zp, &a, &plan) == QLINEAR_OK);
-    std::vector<uint8_t> want(need + 1, 0);
-    DequantizeReference(plan, want.data(), 0, plan.layout.count);
-    Check(need == 0 || std::memcmp(y.data(), want.data(), need) == 0);
+    CheckCall<DequantizePlan>(x, s, zp, a, qlinear_dequantize_output_info, qlinear_dequantize_linear,
+                              PlanDequantize, DequantizeReference, c.flags);
   }
   return 0;
 }
