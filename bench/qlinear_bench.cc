@@ -53,6 +53,7 @@ struct Case {
   const char* op;  // "Quantize" or "Dequantize"
   int32_t xt, st, yt;
   const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0"
+  QuantizePath path = QuantizePath::kAuto;  // forced: row suffix "-div" / "-recip"
 };
 
 // Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
@@ -118,6 +119,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
   const qlinear_tensor tx{c.xt, static_cast<int32_t>(xs.size()), xs.data(), x.data()};
   const qlinear_tensor ts{c.st, static_cast<int32_t>(ss.size()), ss.data(), s.data()};
   hwy::SetSupportedTargetsForTest(target == kReference ? 0 : target);
+  SetQuantizePathForTest(c.path);
   size_t ybytes = 0;
   bool ok = true;
   if (std::string(c.op) == "Quantize") {
@@ -162,6 +164,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x.size() + y.size()));
   state.SetLabel(TargetLabel(target == kReference ? kReference : DispatchedTarget()));
   hwy::SetSupportedTargetsForTest(0);
+  SetQuantizePathForTest(QuantizePath::kAuto);
 }
 
 void BM_Dynamic(benchmark::State& state, int64_t target) {
@@ -240,6 +243,12 @@ void RegisterAll() {
   for (int32_t xt : {QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
     cases.push_back({"Quantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, "tensor"});
   }
+  // The same calls with each exact path forced (the plain rows use the one chosen at run time).
+  for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_FLOAT8E4M3FN}) {
+    for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+      cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, "tensor", path});
+    }
+  }
   for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
     cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, g});
   }
@@ -254,7 +263,10 @@ void RegisterAll() {
   for (const Case& c : cases) {
     for (int64_t t : targets) {
       const std::string name = std::string(c.op) + "/" + Short(c.xt) + "->" + Short(c.yt) + "/" +
-                               c.gran + "/" + TargetLabel(t);
+                               c.gran + "/" + TargetLabel(t) +
+                               (c.path == QuantizePath::kDivision ? "-div"
+                                : c.path == QuantizePath::kReciprocal ? "-recip" : "");
+      if (c.path != QuantizePath::kAuto && t == kReference) continue;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Op, c, t);
       for (int64_t s : sizes) {
         if (t == kReference && s > (1 << 20)) continue;  // the reference is slow by design

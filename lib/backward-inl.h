@@ -21,6 +21,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp].
 struct IntClampTest {
+  static constexpr bool kReciprocal = false;
   IntEncoder bounds;
   Prec prec;
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -34,6 +35,7 @@ struct IntClampTest {
 // float8/float4 outputs: clamped when q (+ zp for float4) is NaN or beyond the largest finite.
 template <DType kT>
 struct MiniClampTest {
+  static constexpr bool kReciprocal = false;
   using Tr = MiniTraits<kT>;
   Prec prec;
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -89,20 +91,22 @@ HWY_NOINLINE void DxSpan(const void* HWY_RESTRICT dy, const uint8_t* HWY_RESTRIC
 HWY_INLINE void DxRun(const Run& r, const char* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags,
                       const QuantParams& prm, float lda, DType dx_type, char* HWY_RESTRICT dx) {
   const size_t size = dx_type == DType::kFloat32 ? 4 : 2;
-  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t*, bool per_element) {
-    if (per_element) {
-      DxSpan<true>(dy + j * size, flags + j, len, s, lda, dx_type, dx + j * size);
+  ForEachSpan(r, prm, [&](const Span& sp) {
+    const int64_t j = sp.j;
+    if (sp.per_element) {
+      DxSpan<true>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
     } else {
-      DxSpan<false>(dy + j * size, flags + j, len, s, lda, dx_type, dx + j * size);
+      DxSpan<false>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
     }
   });
 }
 
 // Fused clamp test and dx (no mask in or out): one pass, no staging.
 template <bool kPerElement, class Test, class XT>
-HWY_NOINLINE void BackwardSpan(const Test& test, const XT* HWY_RESTRICT x, const char* HWY_RESTRICT dy,
+HWY_NOINLINE void BackwardSpan(const Test& test_ref, const XT* HWY_RESTRICT x, const char* HWY_RESTRICT dy,
                                int64_t n, const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
                                float lda, DType dx_type, void* HWY_RESTRICT dx) {
+  const Test test = test_ref;  // a local copy: see QuantizeSpan
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -153,12 +157,12 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
   if (b.mask_in == nullptr && b.mask_out == nullptr) {
     char* dx = static_cast<char*>(b.dx);
     ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
-        const int64_t i = r.start + j;
-        if (per_element) {
-          BackwardSpan<true>(test, x + i, dy + i * size, len, s, z, b.lda, b.dy_type, dx + i * size);
+      ForEachSpan(r, prm, [&](const Span& sp) {
+        const int64_t i = r.start + sp.j;
+        if (sp.per_element) {
+          BackwardSpan<true>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
         } else {
-          BackwardSpan<false>(test, x + i, dy + i * size, len, s, z, b.lda, b.dy_type, dx + i * size);
+          BackwardSpan<false>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
         }
       });
     });

@@ -2,6 +2,13 @@
 // and the driver walks the whole plan (no indirect call per run or per element).
 #include "kernels.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
 #include "params.h"
 #include "reference.h"
 
@@ -31,8 +38,41 @@ void DequantizeDriver(const DequantizePlan& p, const QuantParams& prm, void* y) 
   }
 }
 
-void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
-  DynamicQuantize(x, n, y, scale, zp);
+void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
+                           bool reciprocal) {
+  DynamicQuantize(x, n, y, scale, zp, reciprocal);
+}
+
+// Whether the reciprocal path beats division on this CPU for this target: both are exact, so
+// this only picks the faster. Timed once per target (4096 float32 -> int8, best of 7 each).
+bool MeasureReciprocalFaster() {
+  constexpr int64_t kN = 4096;
+  std::vector<float> x(kN);
+  std::vector<int8_t> out(kN);
+  uint32_t state = 12345;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(state >> 8) % 60000) * 0.01f;
+  }
+  const IntEncoder enc{-128, 127, Prec::kF32};
+  const float scale = 0.37f, recip = 1.0f / scale;
+  const int32_t zp = 3;
+  auto time = [&](const float* r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    QuantizeSpan<false>(enc, x.data(), kN, &scale, r, &zp, out.data());
+    return std::chrono::steady_clock::now() - t0;
+  };
+  auto best_div = time(nullptr), best_rec = time(&recip);
+  for (int k = 0; k < 7; ++k) {
+    best_div = std::min(best_div, time(nullptr));
+    best_rec = std::min(best_rec, time(&recip));
+  }
+  return best_rec * 20 < best_div * 19;  // 5% better, else the simpler division
+}
+
+bool ReciprocalFasterDriver() {
+  static const bool faster = MeasureReciprocalFaster();
+  return faster;
 }
 
 int64_t TargetDriver() { return HWY_TARGET; }
@@ -49,8 +89,33 @@ namespace qlinear {
 HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
+HWY_EXPORT(ReciprocalFasterDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
+
+namespace {
+
+std::atomic<int> g_quantize_path{static_cast<int>(QuantizePath::kAuto)};
+
+// kAuto: QLINEAR_QUANTIZE_PATH=division|reciprocal if set, else what was measured faster.
+bool UseReciprocal() {
+  static const QuantizePath from_env = [] {
+    const char* e = std::getenv("QLINEAR_QUANTIZE_PATH");
+    if (e != nullptr && std::strcmp(e, "division") == 0) return QuantizePath::kDivision;
+    if (e != nullptr && std::strcmp(e, "reciprocal") == 0) return QuantizePath::kReciprocal;
+    return QuantizePath::kAuto;
+  }();
+  QuantizePath path = static_cast<QuantizePath>(g_quantize_path.load(std::memory_order_relaxed));
+  if (path == QuantizePath::kAuto) path = from_env;
+  if (path == QuantizePath::kAuto) return HWY_DYNAMIC_DISPATCH(ReciprocalFasterDriver)();
+  return path == QuantizePath::kReciprocal;
+}
+
+}  // namespace
+
+void SetQuantizePathForTest(QuantizePath path) { g_quantize_path.store(static_cast<int>(path)); }
+
+bool ReciprocalPathChosen() { return UseReciprocal(); }
 
 bool VectorQuantizeSupported(const QuantizePlan& p) {
   if (p.prec == Prec::kF64) return false;  // int32 scales, int32 x before opset 19
@@ -67,7 +132,10 @@ void ExecuteQuantize(const QuantizePlan& p, void* y) {
     HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, QuantParams(), y);
     return;
   }
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
+  // The reciprocal path needs the quotient in float32 (no second rounding); float4 adds its
+  // zero point after the division.
+  const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
   HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.params(), y);
 }
 
@@ -81,7 +149,7 @@ void ExecuteDequantize(const DequantizePlan& p, void* y) {
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
-  HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp);
+  HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }

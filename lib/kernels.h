@@ -13,6 +13,7 @@ namespace qlinear {
 // one entry for per-tensor plans, layout.scale_count entries otherwise.
 struct QuantParams {
   const float* scales = nullptr;
+  const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
   const int32_t* zps = nullptr;
   bool vector = false;  // false: the plan runs through the scalar reference
 };
@@ -22,6 +23,14 @@ bool VectorQuantizeSupported(const QuantizePlan& p);
 bool VectorDequantizeSupported(const DequantizePlan& p);
 
 void ExecuteQuantize(const QuantizePlan& p, void* y);
+// QuantizeLinear with float32 division precision has two exact paths: divide, or multiply by
+// 1/scale and divide only near rounding boundaries (quantize-inl.h). kAuto takes the
+// environment's QLINEAR_QUANTIZE_PATH (division|reciprocal), else the one measured faster on
+// this CPU at first use. Tests and the benchmark force one; process-wide, not while other
+// threads quantize.
+enum class QuantizePath { kAuto, kDivision, kReciprocal };
+void SetQuantizePathForTest(QuantizePath path);
+bool ReciprocalPathChosen();  // what a call made now would use (float32 precision)
 void ExecuteDequantize(const DequantizePlan& p, void* y);
 // Training: clamp mask and/or dx (reference.h BackwardArgs).
 struct BackwardArgs;

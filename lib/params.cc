@@ -1,5 +1,7 @@
 #include "params.h"
 
+#include <cmath>
+
 #include "minifloat.h"
 #include "reference.h"
 
@@ -19,7 +21,7 @@ int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
 }  // namespace
 
 DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type,
-                             const void* zp, Prec prec) {
+                             const void* zp, Prec prec, bool reciprocals) {
   const int64_t n = l.granularity == Granularity::kPerTensor ? 1 : l.scale_count;
   float* s = &scale0_;
   int32_t* z = &zp0_;
@@ -35,6 +37,19 @@ DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scal
   }
   prm_.scales = s;
   prm_.zps = z;
+  if (reciprocals) {
+    float* r = &recip0_;
+    if (n != 1) {
+      recips_.resize(static_cast<size_t>(n));
+      r = recips_.data();
+    }
+    bool all_normal = true;
+    for (int64_t k = 0; k < n; ++k) {
+      r[k] = 1.0f / s[k];
+      all_normal = all_normal && std::isnormal(r[k]);
+    }
+    if (all_normal) prm_.recips = r;
+  }
   prm_.vector = true;
 }
 

@@ -13,11 +13,13 @@ namespace qlinear {
 
 // Scales rounded to the division precision as float32; zero points as the encoders take them
 // (integers as int32; float4e2m1 as its float32 bits, an absent one as -0.0 so that every sum,
-// -0 included, is unchanged; float8: zero). Per-tensor plans use the two members below: no heap.
+// -0 included, is unchanged; float8: zero). With `reciprocals`, also 1/scale for the
+// multiply path (kernels.h), unless one of them is not a normal float32. Per-tensor plans use
+// the members below: no heap.
 class DecodedParams {
  public:
   DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type, const void* zp,
-                Prec prec);
+                Prec prec, bool reciprocals = false);
   DecodedParams(const DecodedParams&) = delete;
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }
@@ -25,7 +27,9 @@ class DecodedParams {
  private:
   float scale0_ = 1.0f;
   int32_t zp0_ = 0;
+  float recip0_ = 1.0f;
   std::vector<float> scales_;
+  std::vector<float> recips_;
   std::vector<int32_t> zps_;
   QuantParams prm_;
 };

@@ -4,7 +4,7 @@
 //   q  = round_p(round_p(x) / s)        p = the division precision; s arrives already rounded to it
 //   c  = clamp(q, qmin - zp, qmax - zp) in float (integer bounds: clamp and RNE commute, and no
 //        int32 overflow); NaN -> qmin - zp, chosen with IsNaN, never left to Min/Max
-//   y  = NearestInt(c) + zp             (round half to even)
+//   y  = RNE(c) + zp                    (round half to even, by the 1.5 * 2^23 rounder)
 // Granularity arrives as runs (plan.h): one scale per run, a scale per element, or a scale per
 // block of elements; one span kernel serves all of them. Sub-byte outputs are staged as one
 // code per byte in chunks that start on byte boundaries, then packed in vector form.
@@ -16,6 +16,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "hwy/highway.h"
@@ -30,6 +31,13 @@ namespace qlinear {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Lambdas called from several places in a kernel must still inline (constant arguments fold).
+#if defined(__GNUC__) || defined(__clang__)
+#define QLINEAR_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define QLINEAR_INLINE_LAMBDA
+#endif
+
 // Elements staged per chunk for sub-byte outputs/inputs (a multiple of 4: whole bytes).
 constexpr int64_t kChunk = 1024;
 
@@ -42,6 +50,7 @@ constexpr int64_t kChunk = 1024;
 // (Encoders hold no vectors: SVE vectors are sizeless and cannot be members. For uniform spans
 // the bounds are loop-invariant and hoisted by the compiler.)
 struct IntEncoder {
+  static constexpr bool kReciprocal = true;
   int32_t qmin, qmax;
   Prec prec;
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -52,12 +61,49 @@ struct IntEncoder {
   HWY_INLINE hn::Vec<DF> Hi(DF df, hn::Vec<DI> zp) const {
     return hn::ConvertTo(df, hn::Sub(hn::Set(DI(), qmax), zp));
   }
+  // c = clamp(q, lo, hi), NaN -> lo.
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> Prepare(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
+    const hn::Vec<DF> lo = Lo(df, zp);
+    const hn::Vec<DF> c = hn::Min(hn::Max(q, lo), Hi(df, zp));
+#if HWY_ARCH_X86
+    return c;  // MAXPS returns its second operand (lo) when q is NaN; the NaN tests check it
+#else
+    return hn::IfThenElse(hn::IsNaN(q), lo, c);
+#endif
+  }
+  // RNE(c) + zp: c + 1.5 * 2^23 has ulp 1 (|c| < 2^17), so the FPU rounds c half to even and
+  // the float32 bits minus those of 1.5 * 2^23 are that integer.
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Finish(DF df, hn::Vec<DF> /*q*/, hn::Vec<DF> c, hn::Vec<DI> zp) const {
+    const DI di;
+    return hn::Sub(hn::BitCast(di, hn::Add(c, hn::Set(df, kRounder))), hn::Sub(hn::Set(di, kRounderBits), zp));
+  }
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
-    const hn::Vec<DF> lo = Lo(df, zp);
-    const hn::Vec<DF> c = hn::IfThenElse(hn::IsNaN(q), lo, hn::Min(hn::Max(q, lo), Hi(df, zp)));
-    return hn::Add(hn::NearestInt(c), zp);
+    return Finish(df, q, Prepare(df, q, zp), zp);
   }
+  // Lanes whose clamped c lies within |c| * 2^-20 of a half-integer: the only places where
+  // rounding c can differ from rounding a quotient 1.5 * 2^-23 |c| away. (The bounds are
+  // integers, 0.5 from any half-integer inside the range.) Up to 12-bit ranges the margin is
+  // the constant (qmax - qmin) * 2^-20 >= |c| * 2^-20 (zp lies in [qmin, qmax]): fewer ops, at
+  // most 2^-7 of the lanes flagged. `limit` = BoundaryLimit(), hoisted by the caller.
+  bool RelativeMargin() const { return qmax - qmin > 4096; }
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> BoundaryLimit(DF df) const {
+    return hn::Set(df, 0.5f - static_cast<float>(qmax - qmin) * 0x1p-20f);
+  }
+  template <bool kRelative, class DF>
+  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> c, hn::Vec<DF> limit) const {
+    const auto rounded = hn::Sub(hn::Add(c, hn::Set(df, kRounder)), hn::Set(df, kRounder));
+    const auto from_int = hn::Abs(hn::Sub(c, rounded));  // exact
+    if (kRelative) {
+      return hn::Ge(hn::MulAdd(hn::Abs(c), hn::Set(df, 0x1p-20f), from_int), hn::Set(df, 0.5f));
+    }
+    return hn::Gt(from_int, limit);
+  }
+  static constexpr float kRounder = 12582912.0f;  // 1.5 * 2^23
+  static constexpr int32_t kRounderBits = 0x4B400000;
 };
 
 // Format facts of the float8/float4 output types, at compile time (SEMANTICS.md 3.1).
@@ -89,17 +135,53 @@ struct MiniTraits {
 template <DType kT>
 struct MiniFloatEncoder {
   using Tr = MiniTraits<kT>;
+  // float4's zero point is added after the division (a second rounding): divide.
+  static constexpr bool kReciprocal = !Tr::kFp4;
   bool saturate;
   Prec prec;
-  // zp: float4's zero point as float32 bits (unused for float8).
+  // Lanes whose |q| (as Prepare leaves it) is near a rounding midpoint of the format (where the
+  // code changes): in the normal range, float32 fraction bits below the format's mantissa
+  // within 16 ulps of one half; in the subnormal range, within 2^-10 of a half quantum from the
+  // nearest multiple of the quantum. The overflow point (max + half an ulp) is a midpoint too.
+  bool RelativeMargin() const { return false; }
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> BoundaryLimit(DF df) const { return hn::Zero(df); }
+  template <bool kRelative, class DF>
+  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> av, hn::Vec<DF> /*limit*/) const {
+    const hn::RebindToSigned<DF> di;
+    const auto a = hn::BitCast(di, av);
+    constexpr int kShift = 23 - Tr::kMant;
+    const auto low = hn::And(a, hn::Set(di, (1 << kShift) - 1));
+    const auto normal = hn::Lt(hn::Abs(hn::Sub(low, hn::Set(di, 1 << (kShift - 1)))), hn::Set(di, 17));
+    const auto magic = hn::BitCast(df, hn::Set(di, Tr::kSubMagicBits));
+    const auto err = hn::Abs(hn::Sub(hn::Sub(hn::Add(av, magic), magic), av));  // exact
+    const float half_quantum = std::ldexp(1.0f, -Tr::kBias - Tr::kMant);
+    const auto sub = hn::Ge(err, hn::Set(df, half_quantum * (1.0f - 0x1p-10f)));
+    const auto in_sub = hn::RebindMask(df, hn::Lt(a, hn::Set(di, Tr::kMinNormalBits)));
+    return hn::Or(hn::And(in_sub, sub), hn::AndNot(in_sub, hn::RebindMask(df, normal)));
+  }
+  // |q| (float4: |q + zp| in the division precision), clamped to max when saturating. Min's NaN
+  // behaviour differs per target: NaN lanes are replaced in Finish, whatever Min made of them.
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
-    const DI di;
+  HWY_INLINE hn::Vec<DF> Prepare(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
     if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, hn::BitCast(df, zp)), prec);
     auto av = hn::Abs(q);
-    // Clamp first when saturating. Min's NaN behaviour differs per target: NaN lanes are
-    // replaced below, whatever Min made of them.
     if (Tr::kFp4 || saturate) av = hn::Min(av, hn::Set(df, Tr::kMaxValue));
+    return av;
+  }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
+    if (Tr::kFp4) {  // Finish takes the sign and NaN-ness from q + zp
+      q = RoundToPrec(df, hn::Add(q, hn::BitCast(df, zp)), prec);
+      auto av = hn::Min(hn::Abs(q), hn::Set(df, Tr::kMaxValue));
+      return Finish(df, q, av, zp);
+    }
+    return Finish(df, q, Prepare(df, q, zp), zp);
+  }
+  // Codes from q and av = Prepare(q) (float4: q + zp and its av).
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Finish(DF df, hn::Vec<DF> q, hn::Vec<DF> av, hn::Vec<DI> /*zp*/) const {
+    const DI di;
     const auto a = hn::BitCast(di, av);
     // Normal range: round the 23-bit fraction to kMant bits (a carry may bump the exponent),
     // then rebias the exponent field.
@@ -140,102 +222,148 @@ HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) 
   return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
 }
 
-// n elements with one scale and zero point.
-template <class Enc, class XT, class TOut>
-HWY_NOINLINE void QuantizeUniform(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, float scale,
-                                  int32_t zp, TOut* HWY_RESTRICT out) {
-  const hn::ScalableTag<float> df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto vs = hn::Set(df, scale);
-  const auto vz = hn::Set(di, zp);
-  int64_t i = 0;
-  for (; i + N <= n; i += N) {
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz),
-               out + i);
-  }
-  if (i < n) {  // tail through stack buffers: no over-read, no over-write
-    const size_t rem = static_cast<size_t>(n - i);
-    HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN TOut ob[hn::MaxLanes(df)];
-    std::memcpy(xb, x + i, rem * sizeof(XT));
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xb), vs, enc.prec), vz), ob);
-    std::memcpy(out + i, ob, rem * sizeof(TOut));
-  }
-}
+// The reciprocal path (float32 precision only; params.cc decides): q = x * (1/s), and only when
+// some lane lies within a few ulps of one of the encoder's decision boundaries is the vector
+// recomputed with x / s. |x*(1/s) - fl(x/s)| <= 1.5 * 2^-23 |x/s|, so no boundary lies between
+// the two unless the lane is flagged (the margins are 4x that); outside flagged lanes both give
+// the same code. tests/reciprocal_test.cc compares the two paths on every float32.
+// (QuantizeSpan below.)
+// One span of a run: elements [j, j + len) of the run, one scale (s[0], r[0], z[0]) or one per
+// element (s[k], r[k], z[k]). r: reciprocals of the scales, or null (divide).
+struct Span {
+  int64_t j, len;
+  const float* s;
+  const float* r;
+  const int32_t* z;
+  bool per_element;
+};
 
-// n elements, element j with scales[j] and zps[j].
-template <class Enc, class XT, class TOut>
-HWY_NOINLINE void QuantizePerElement(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
-                                     const float* HWY_RESTRICT scales,
-                                     const int32_t* HWY_RESTRICT zps, TOut* HWY_RESTRICT out) {
+// The reciprocal path (above) over whole groups of four vectors: their boundary flags are ORed
+// in a vector (no mask-to-register move per vector) and a flagged group is redone by division
+// (redo(i) recomputes the vector at i). Returns the number of elements done.
+template <bool kPerElement, bool kRelative, class Enc, class XT, class TOut, class Redo>
+HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
+                                     const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
+                                     TOut* HWY_RESTRICT out, Redo&& redo) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  auto lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) {
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), hn::LoadU(df, sp), enc.prec), hn::LoadU(di, zp)), op);
+  const auto ur = hn::Set(df, *r);
+  const auto uz = hn::Set(di, *z);
+  const auto limit = enc.BoundaryLimit(df);
+  auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
+    const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
+    const auto q = hn::Mul(LoadAsF32(df, x + i), kPerElement ? hn::LoadU(df, r + i) : ur);
+    const auto prepared = enc.Prepare(df, q, vz);
+    StoreCodes(df, enc.Finish(df, q, prepared, vz), out + i);
+    return enc.template NearBoundary<kRelative>(df, prepared, limit);
   };
   int64_t i = 0;
-  for (; i + N <= n; i += N) lanes(x + i, scales + i, zps + i, out + i);
-  if (i < n) {
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const auto flags = hn::Or(hn::Or(one(i), one(i + N)), hn::Or(one(i + 2 * N), one(i + 3 * N)));
+    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) {
+      for (int k = 0; k < 4; ++k) redo(i + k * N);
+    }
+  }
+  return i;
+}
+
+// A span of x into codes: Encode(quotient(x, s), zp), uniform or per element.
+template <bool kPerElement, class Enc, class XT, class TOut>
+HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
+                               const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                               const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+  // A local copy: int8 stores may alias the referenced encoder, which would make the compiler
+  // reload its bounds (and rebuild the clamp vectors) on every iteration.
+  const Enc enc = enc_ref;
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto us = hn::Set(df, *s);
+  const auto ur = hn::Set(df, r != nullptr ? *r : 0.0f);
+  const auto uz = hn::Set(di, *z);
+  // One vector by division.
+  auto divide_lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) QLINEAR_INLINE_LAMBDA {
+    const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
+    const auto vz = kPerElement ? hn::LoadU(di, zp) : uz;
+    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), vs, enc.prec), vz), op);
+  };
+  auto at = [](auto* p, int64_t i) { return p != nullptr && kPerElement ? p + i : p; };
+  auto divide_at = [&](int64_t i) QLINEAR_INLINE_LAMBDA { divide_lanes(x + i, at(s, i), at(z, i), out + i); };
+  const bool divide = !Enc::kReciprocal || r == nullptr;
+  int64_t i = 0;
+  if constexpr (Enc::kReciprocal) {
+    if (!divide) {
+      auto redo = [&](int64_t j) { divide_at(j); };
+      i = enc.RelativeMargin() ? ReciprocalVectors<kPerElement, true>(enc, x, n, r, z, out, redo)
+                               : ReciprocalVectors<kPerElement, false>(enc, x, n, r, z, out, redo);
+    }
+  }
+  for (; i + N <= n; i += N) divide_at(i);
+  if (i < n) {  // the tail through stack buffers: no over-read, no over-write
     const size_t rem = static_cast<size_t>(n - i);
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float sb[hn::MaxLanes(df)];
     HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
     HWY_ALIGN TOut ob[hn::MaxLanes(df)];
-    std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
     std::memcpy(xb, x + i, rem * sizeof(XT));
-    std::memcpy(sb, scales + i, rem * sizeof(float));
-    std::memcpy(zb, zps + i, rem * sizeof(int32_t));
-    lanes(xb, sb, zb, ob);
+    if (kPerElement) {  // padding lanes: x = 0, s = 1 (no division by zero)
+      std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
+      std::memcpy(sb, s + i, rem * sizeof(float));
+      std::memcpy(zb, z + i, rem * sizeof(int32_t));
+    }
+    divide_lanes(xb, kPerElement ? sb : s, kPerElement ? zb : z, ob);
     std::memcpy(out + i, ob, rem * sizeof(TOut));
   }
 }
 
-// Splits a run (plan.h) into spans for the span kernels: fn(j, len, s, z, per_element) covers
-// run elements [j, j + len) with scale *s and zero point *z (uniform) or s[0..len), z[0..len)
-// (per element). Short blocks are expanded per element through a stack chunk.
+// Splits a run (plan.h) into spans for the span kernels (Span above). Short blocks are
+// expanded per element through a stack chunk.
 template <class Fn>
-HWY_INLINE void ForEachSpan(const Run& r, const QuantParams& prm, Fn&& fn) {
-  const float* s = prm.scales + r.scale_first;
-  const int32_t* z = prm.zps + r.scale_first;
-  if (r.phase + r.count <= r.period) {  // one scale (a run may start mid-block)
-    fn(int64_t{0}, r.count, s, z, false);
-  } else if (r.period == 1) {
-    fn(int64_t{0}, r.count, s, z, true);
-  } else if (r.period >= 16) {  // blocks along the run: one uniform span per block
-    int64_t j = 0, len = r.period - r.phase;
-    for (int64_t k = 0; j < r.count; ++k) {
-      len = std::min(len, r.count - j);
-      fn(j, len, s + k, z + k, false);
+HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
+  const float* s = prm.scales + run.scale_first;
+  const float* r = prm.recips != nullptr ? prm.recips + run.scale_first : nullptr;
+  const int32_t* z = prm.zps + run.scale_first;
+  if (run.phase + run.count <= run.period) {  // one scale (a run may start mid-block)
+    fn(Span{0, run.count, s, r, z, false});
+  } else if (run.period == 1) {
+    fn(Span{0, run.count, s, r, z, true});
+  } else if (run.period >= 16) {  // blocks along the run: one uniform span per block
+    int64_t j = 0, len = run.period - run.phase;
+    for (int64_t k = 0; j < run.count; ++k) {
+      len = std::min(len, run.count - j);
+      fn(Span{j, len, s + k, r != nullptr ? r + k : nullptr, z + k, false});
       j += len;
-      len = r.period;
+      len = run.period;
     }
   } else {
-    HWY_ALIGN float sb[256];
-    HWY_ALIGN int32_t zb[256];
-    for (int64_t j0 = 0; j0 < r.count; j0 += 256) {
-      const int64_t len = std::min<int64_t>(256, r.count - j0);
+    constexpr int64_t kStage = 256;
+    HWY_ALIGN float sb[kStage];
+    HWY_ALIGN float rb[kStage];
+    HWY_ALIGN int32_t zb[kStage];
+    for (int64_t j0 = 0; j0 < run.count; j0 += kStage) {
+      const int64_t len = std::min(kStage, run.count - j0);
       for (int64_t j = 0; j < len; ++j) {
-        const int64_t k = (r.phase + j0 + j) / r.period;
+        const int64_t k = (run.phase + j0 + j) / run.period;
         sb[j] = s[k];
+        if (r != nullptr) rb[j] = r[k];
         zb[j] = z[k];
       }
-      fn(j0, len, static_cast<const float*>(sb), static_cast<const int32_t*>(zb), true);
+      fn(Span{j0, len, sb, r != nullptr ? rb : nullptr, zb, true});
     }
   }
 }
 
-// One run of x into out[0, r.count).
+// One run of x into out[0, run.count).
 template <class Enc, class XT, class TOut>
-HWY_INLINE void QuantizeRun(const Enc& enc, const Run& r, const XT* HWY_RESTRICT x,
+HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT x,
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
-  const XT* xr = x + r.start;
-  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
-    if (per_element) {
-      QuantizePerElement(enc, xr + j, len, s, z, out + j);
+  const XT* xr = x + run.start;
+  ForEachSpan(run, prm, [&](const Span& sp) {
+    if (sp.per_element) {
+      QuantizeSpan<true>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
     } else {
-      QuantizeUniform(enc, xr + j, len, *s, *z, out + j);
+      QuantizeSpan<false>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
     }
   });
 }
@@ -450,11 +578,11 @@ template <class Dec, class XT>
 HWY_INLINE void DequantizeRun(const Dec& dec, const Run& r, const XT* HWY_RESTRICT x,
                               const QuantParams& prm, DType y_type, char* HWY_RESTRICT y,
                               size_t ysize) {
-  ForEachSpan(r, prm, [&](int64_t j, int64_t len, const float* s, const int32_t* z, bool per_element) {
-    if (per_element) {
-      DequantizeSpan<true>(dec, x + j, len, s, z, y_type, y + j * ysize);
+  ForEachSpan(r, prm, [&](const Span& sp) {
+    if (sp.per_element) {
+      DequantizeSpan<true>(dec, x + sp.j, sp.len, sp.s, sp.z, y_type, y + sp.j * ysize);
     } else {
-      DequantizeSpan<false>(dec, x + j, len, s, z, y_type, y + j * ysize);
+      DequantizeSpan<false>(dec, x + sp.j, sp.len, sp.s, sp.z, y_type, y + sp.j * ysize);
     }
   });
 }
@@ -533,11 +661,15 @@ inline void RangeOf(const float* HWY_RESTRICT x, int64_t n, float* lo, float* hi
   *hi = h;
 }
 
-inline void DynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
+inline void DynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
+                            bool reciprocal) {
   float lo, hi;
   RangeOf(x, n, &lo, &hi);
   DynamicParamsFromRange(lo, hi, scale, zp);
-  QuantizeUniform(IntEncoder{0, 255, Prec::kF32}, x, n, *scale, *zp, y);
+  const int32_t z = *zp;
+  const float r = 1.0f / *scale;
+  QuantizeSpan<false>(IntEncoder{0, 255, Prec::kF32}, x, n, scale,
+                      reciprocal && std::isnormal(r) ? &r : nullptr, &z, y);
 }
 
 }  // namespace HWY_NAMESPACE

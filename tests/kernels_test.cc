@@ -506,6 +506,34 @@ TEST_P(KernelTest, EveryMiniFloatMidpointAndOverflowTie) {
   }
 }
 
+// Ties for the reciprocal path: x = (k + 1/2) * s rounded to float32 and its neighbours (1 and 2
+// ulps), for many k and s, through the integer and float8 encoders on both exact paths forced.
+TEST_P(KernelTest, TiesOnBothQuantizePaths) {
+  const float scales[] = {1.0f, 3.0f, 0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f,
+                          0.02f, 0.7f, 1.17549435e-38f, 3.3e-30f, 123.456f, -0.25f, -0.0371f};
+  for (float s : scales) {
+    std::vector<float> x;
+    for (int k = -40000; k <= 40000; k += (std::abs(k) < 300 ? 1 : 97)) {
+      float v = (static_cast<float>(k) + 0.5f) * s;
+      for (int u = 0; u < 2; ++u) v = std::nextafter(v, -kInf);
+      for (int u = 0; u < 5; ++u, v = std::nextafter(v, kInf)) x.push_back(v);
+    }
+    std::vector<uint8_t> bytes(x.size() * 4);
+    std::memcpy(bytes.data(), x.data(), bytes.size());
+    const int64_t n = static_cast<int64_t>(x.size());
+    for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+      SetQuantizePathForTest(path);
+      for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_UINT16,
+                         QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2}) {
+        CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, n, QLINEAR_DTYPE_FLOAT, F32Bytes(s), yt, true, 25,
+                              std::string(path == QuantizePath::kDivision ? "division" : "reciprocal") +
+                                  " ties, scale " + std::to_string(s));
+      }
+    }
+    SetQuantizePathForTest(QuantizePath::kAuto);
+  }
+}
+
 // Random float32 bit patterns (all exponents, NaNs and Infs included) through every encoder.
 // QLINEAR_SWEEP_COUNT sets the count per encoder (the `long` ctest label runs 10^7).
 TEST_P(KernelTest, RandomFloat32Sweep) {

@@ -1,0 +1,142 @@
+// The reciprocal path (multiply by 1/scale, divide only near rounding boundaries) against the
+// division path, bit for bit, on every float32 bit pattern: all 2^32 on the best target this CPU
+// supports, every 64th chunk of 2^20 on the others (QLINEAR_EXHAUSTIVE_STRIDE overrides the
+// sampling; 1 = everything everywhere; QLINEAR_EXHAUSTIVE_PART=k/m splits the work). Both paths
+// are forced through the public C API.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+#include "lib/kernels.h"
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+namespace {
+
+struct OutputCase {
+  int32_t type;
+  int32_t saturate;
+  int64_t zero_point;  // stored as `type`; ignored for float8
+};
+
+// Integer encoders with the constant margin (8-bit, zp at 0 and off-centre) and the relative
+// one (16-bit); float8 encoders with and without saturation (normal and subnormal midpoints).
+const OutputCase kOutputs[] = {
+    {QLINEAR_DTYPE_INT8, 1, 0},          {QLINEAR_DTYPE_UINT8, 1, 131},
+    {QLINEAR_DTYPE_INT16, 1, -1000},     {QLINEAR_DTYPE_FLOAT8E4M3FN, 1, 0},
+    {QLINEAR_DTYPE_FLOAT8E5M2, 0, 0},    {QLINEAR_DTYPE_FLOAT8E4M3FNUZ, 0, 0},
+};
+
+std::vector<float> Scales() {
+  return {1.0f, 3.0f, 0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f,
+          std::numeric_limits<float>::min(),         // smallest normal: 1/s overflows -> division
+          std::numeric_limits<float>::denorm_min() * 1000.0f};  // a denormal
+}
+
+// One call of QuantizeLinear, per tensor, on the path forced now.
+void Quantize(const std::vector<float>& x, float scale, const OutputCase& out, std::vector<uint8_t>* y) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  int16_t zp16 = static_cast<int16_t>(out.zero_point);
+  int8_t zp8 = static_cast<int8_t>(out.zero_point);
+  uint8_t zpu8 = static_cast<uint8_t>(out.zero_point);
+  const void* zp = out.type == QLINEAR_DTYPE_INT16 ? static_cast<const void*>(&zp16)
+                   : out.type == QLINEAR_DTYPE_UINT8 ? static_cast<const void*>(&zpu8)
+                                                      : static_cast<const void*>(&zp8);
+  const qlinear_tensor tz{out.type, 0, nullptr, zp};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.saturate = out.saturate;
+  a.output_dtype = out.type;
+  const size_t bytes = static_cast<size_t>(n) * (out.type == QLINEAR_DTYPE_INT16 ? 2 : 1);
+  y->assign(bytes, 0);
+  ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &a, y->data(), bytes), QLINEAR_OK) << qlinear_last_error();
+}
+
+int64_t Stride(bool best, int64_t target) {
+  if (const char* e = std::getenv("QLINEAR_EXHAUSTIVE_STRIDE")) return std::max(1L, std::atol(e));
+  return best ? 1 : target == HWY_SCALAR ? 512 : 64;
+}
+
+// QLINEAR_EXHAUSTIVE_PART=k/m: only chunks c with c % m == k (ctest runs the parts in parallel).
+void Part(int64_t* k, int64_t* m) {
+  *k = 0;
+  *m = 1;
+  if (const char* e = std::getenv("QLINEAR_EXHAUSTIVE_PART")) {
+    long a = 0, b = 1;
+    if (std::sscanf(e, "%ld/%ld", &a, &b) == 2 && b > 0 && a >= 0 && a < b) {
+      *k = a;
+      *m = b;
+    }
+  }
+}
+
+TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  constexpr int64_t kChunks = (int64_t{1} << 32) / kChunk;
+  const int64_t supported = static_cast<int64_t>(hwy::SupportedAndGeneratedTargets().size());
+  ASSERT_GT(supported, 0);
+  std::vector<float> x(kChunk);
+  std::vector<uint8_t> by_div, by_rec;
+  bool best = true;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // best first
+    hwy::SetSupportedTargetsForTest(target);
+    const int64_t stride = Stride(best, target);
+    int64_t part, parts;
+    Part(&part, &parts);
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t compared = 0;
+    for (int64_t c = 0; c < kChunks; c += stride) {
+      if ((c / stride) % parts != part) continue;
+      for (int64_t i = 0; i < kChunk; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(c * kChunk + i);
+        std::memcpy(&x[static_cast<size_t>(i)], &bits, 4);
+      }
+      for (float s : Scales()) {
+        for (const OutputCase& out : kOutputs) {
+          SetQuantizePathForTest(QuantizePath::kDivision);
+          Quantize(x, s, out, &by_div);
+          SetQuantizePathForTest(QuantizePath::kReciprocal);
+          Quantize(x, s, out, &by_rec);
+          if (by_div != by_rec) {
+            for (size_t i = 0; i < x.size(); ++i) {
+              const size_t w = out.type == QLINEAR_DTYPE_INT16 ? 2 : 1;
+              if (std::memcmp(&by_div[i * w], &by_rec[i * w], w) != 0) {
+                uint32_t bits;
+                std::memcpy(&bits, &x[i], 4);
+                ADD_FAILURE() << hwy::TargetName(target) << " " << qlinear_dtype_name(out.type)
+                              << " scale " << s << " x bits 0x" << std::hex << bits << std::dec
+                              << ": reciprocal path differs from division";
+                break;
+              }
+            }
+            SetQuantizePathForTest(QuantizePath::kAuto);
+            hwy::SetSupportedTargetsForTest(0);
+            return;
+          }
+          compared += kChunk;
+        }
+      }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ reciprocal ] %-8s %s: %lld (input, scale, type) cases equal, %.1f s\n",
+                hwy::TargetName(target), stride == 1 ? "all 2^32 inputs" : "sampled",
+                static_cast<long long>(compared), secs);
+    best = false;
+  }
+  SetQuantizePathForTest(QuantizePath::kAuto);
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace
+}  // namespace qlinear
