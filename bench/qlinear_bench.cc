@@ -5,6 +5,8 @@
 // items/s (elements) and bytes/s (input + output bytes). Filter with --benchmark_filter.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -20,6 +22,13 @@
 #include "lib/plan.h"
 #include "lib/reference.h"
 #include "qlinear/qlinear.h"
+
+#ifdef QLINEAR_HAVE_XNNPACK
+#include <climits>
+#include <type_traits>
+
+#include <xnnpack.h>
+#endif
 
 // The ceiling: what memory allows for 4 bytes in and 1 byte out per element, with no arithmetic.
 HWY_BEFORE_NAMESPACE();
@@ -213,6 +222,32 @@ void BM_Backward(benchmark::State& state, int64_t target) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// The parallel entry point with OpenMP (or serial without it) at `threads` threads.
+void BM_Parallel(benchmark::State& state, int threads) {
+  const int64_t n = state.range(0);
+  std::vector<float> x(static_cast<size_t>(n));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (float& v : x) v = normal(rng);
+  std::vector<int8_t> y(static_cast<size_t>(n));
+  const float scale = 0.02f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = threads;
+  for (auto _ : state) {
+    qlinear_quantize_linear_parallel(&tx, &ts, nullptr, &a, y.data(), y.size(), &o);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel(std::string(qlinear_active_target()) + (qlinear_openmp_enabled() ? " OpenMP" : " serial"));
+}
+
 void BM_Ceiling(benchmark::State& state, int64_t target) {
   const int64_t n = state.range(0);
   std::vector<uint32_t> in(static_cast<size_t>(n), 7);
@@ -227,6 +262,102 @@ void BM_Ceiling(benchmark::State& state, int64_t target) {
   state.SetLabel(TargetLabel(target));
   hwy::SetSupportedTargetsForTest(0);
 }
+
+// The ceiling at `threads` threads (the best target): each thread streams its half.
+void BM_CeilingThreads(benchmark::State& state, int threads) {
+  const int64_t n = state.range(0);
+  std::vector<uint32_t> in(static_cast<size_t>(n), 7);
+  std::vector<uint8_t> out(static_cast<size_t>(n));
+  const int64_t per = (n / threads + 63) / 64 * 64;
+  for (auto _ : state) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; ++t) {
+      const int64_t b = std::min<int64_t>(n, t * per), e = std::min<int64_t>(n, b + per);
+      HWY_DYNAMIC_DISPATCH(StreamCeiling)(in.data() + b, static_cast<size_t>(e - b), out.data() + b);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+}
+
+#ifdef QLINEAR_HAVE_XNNPACK
+// XNNPACK's converts (Debian's libxnnpack): f32 -> qs8/qu8 multiply by 1/scale, so they are not
+// ONNX-exact; the `mismatches` counter is how many outputs differ from qlinear's (= the ONNX
+// reference, which the tests check). qs8/qu8 -> f32 are exact products.
+template <class Q>
+void BM_XnnQuantize(benchmark::State& state) {
+  constexpr bool kSigned = std::is_same<Q, int8_t>::value;
+  const int64_t n = state.range(0);
+  std::vector<float> x(static_cast<size_t>(n));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (float& v : x) v = normal(rng);
+  std::vector<Q> y(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+  const float scale = 0.02f;
+  const Q zp = kSigned ? 0 : 128;
+  xnn_operator_t op = nullptr;
+  bool ok = xnn_initialize(nullptr) == xnn_status_success;
+  if (kSigned) {
+    ok = ok && xnn_create_convert_nc_f32_qs8(1, 1, 1, scale, static_cast<int8_t>(zp), INT8_MIN, INT8_MAX, 0, &op) == xnn_status_success &&
+         xnn_setup_convert_nc_f32_qs8(op, static_cast<size_t>(n), x.data(), reinterpret_cast<int8_t*>(y.data()), nullptr) == xnn_status_success;
+  } else {
+    ok = ok && xnn_create_convert_nc_f32_qu8(1, 1, 1, scale, static_cast<uint8_t>(zp), 0, UINT8_MAX, 0, &op) == xnn_status_success &&
+         xnn_setup_convert_nc_f32_qu8(op, static_cast<size_t>(n), x.data(), reinterpret_cast<uint8_t*>(y.data()), nullptr) == xnn_status_success;
+  }
+  if (!ok) {
+    state.SkipWithError("XNNPACK operator setup failed");
+    return;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::ClobberMemory();
+  }
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  const qlinear_tensor tz{kSigned ? QLINEAR_DTYPE_INT8 : QLINEAR_DTYPE_UINT8, 0, nullptr, &zp};
+  qlinear_quantize_linear(&tx, &ts, &tz, nullptr, want.data(), want.size());
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < want.size(); ++i) mismatches += want[i] != y[i];
+  xnn_delete_operator(op);
+  state.counters["mismatches"] = static_cast<double>(mismatches);
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel("XNNPACK");
+}
+
+template <class Q>
+void BM_XnnDequantize(benchmark::State& state) {
+  constexpr bool kSigned = std::is_same<Q, int8_t>::value;
+  const int64_t n = state.range(0);
+  std::vector<Q> x(static_cast<size_t>(n));
+  std::mt19937 rng(1);
+  for (Q& v : x) v = static_cast<Q>(rng());
+  std::vector<float> y(static_cast<size_t>(n));
+  const float scale = 0.02f;
+  xnn_operator_t op = nullptr;
+  bool ok = xnn_initialize(nullptr) == xnn_status_success;
+  if (kSigned) {
+    ok = ok && xnn_create_convert_nc_qs8_f32(1, 1, 1, scale, 0, 0, &op) == xnn_status_success &&
+         xnn_setup_convert_nc_qs8_f32(op, static_cast<size_t>(n), reinterpret_cast<const int8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
+  } else {
+    ok = ok && xnn_create_convert_nc_qu8_f32(1, 1, 1, scale, 128, 0, &op) == xnn_status_success &&
+         xnn_setup_convert_nc_qu8_f32(op, static_cast<size_t>(n), reinterpret_cast<const uint8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
+  }
+  if (!ok) {
+    state.SkipWithError("XNNPACK operator setup failed");
+    return;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::ClobberMemory();
+  }
+  xnn_delete_operator(op);
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel("XNNPACK");
+}
+#endif
 
 const char* Short(int32_t t) { return qlinear_dtype_name(t); }
 
@@ -274,6 +405,34 @@ void RegisterAll() {
       }
     }
   }
+  // Per-call overhead (validation, plan, dispatch): a per-tensor call on 64 elements.
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    const Case c{"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, "tensor"};
+    benchmark::RegisterBenchmark(("Overhead/float32->int8/tensor/" + TargetLabel(t)).c_str(), BM_Op, c, t)->Arg(64);
+  }
+  for (int threads : {1, 2}) {
+    const std::string suffix = "/threads:" + std::to_string(threads);
+    auto* q = benchmark::RegisterBenchmark(("QuantizeParallel/float32->int8/tensor" + suffix).c_str(), BM_Parallel, threads);
+    auto* c = benchmark::RegisterBenchmark(("Ceiling/load4store1/tensor" + suffix).c_str(), BM_CeilingThreads, threads);
+    for (int64_t s : {int64_t{1} << 24, int64_t{1} << 26}) {
+      q->Arg(s)->UseRealTime();
+      c->Arg(s)->UseRealTime();
+    }
+  }
+#ifdef QLINEAR_HAVE_XNNPACK
+  {
+    auto* a = benchmark::RegisterBenchmark("Quantize/float32->int8/tensor/XNNPACK", BM_XnnQuantize<int8_t>);
+    auto* b = benchmark::RegisterBenchmark("Quantize/float32->uint8/tensor/XNNPACK", BM_XnnQuantize<uint8_t>);
+    auto* c = benchmark::RegisterBenchmark("Dequantize/int8->float32/tensor/XNNPACK", BM_XnnDequantize<int8_t>);
+    auto* d = benchmark::RegisterBenchmark("Dequantize/uint8->float32/tensor/XNNPACK", BM_XnnDequantize<uint8_t>);
+    for (int64_t s : sizes) {
+      a->Arg(s);
+      b->Arg(s);
+      c->Arg(s);
+      d->Arg(s);
+    }
+  }
+#endif
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
     auto* d = benchmark::RegisterBenchmark(("DynamicQuantize/float32->uint8/tensor/" + TargetLabel(t)).c_str(), BM_Dynamic, t);
     auto* c = benchmark::RegisterBenchmark(("Ceiling/load4store1/tensor/" + TargetLabel(t)).c_str(), BM_Ceiling, t);

@@ -1,4 +1,5 @@
 // The C ABI: validate (plan), check the output, execute. Nothing throws across this boundary.
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -7,6 +8,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "kernels.h"
+#include "parallel.h"
 #include "plan.h"
 #include "qlinear/qlinear.h"
 #include "reference.h"
@@ -56,6 +58,69 @@ const char* TargetList(int64_t mask, char (&buf)[256]) {
     std::strncat(buf, hwy::TargetName(t), sizeof(buf) - std::strlen(buf) - 1);
   }
   return buf;
+}
+
+// Sub-range checks: inside the tensor, and on byte boundaries for packed types (t).
+qlinear_status CheckRange(int64_t first, int64_t count, int64_t n, DType t) {
+  if (first < 0 || count < 0 || first > n || count > n - first) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "first, count: [%lld, %lld + %lld) must lie within the tensor's %lld elements",
+                static_cast<long long>(first), static_cast<long long>(first),
+                static_cast<long long>(count), static_cast<long long>(n));
+  }
+  const int bits = Info(t).bits;
+  if (bits < 8) {
+    const int per = 8 / bits;
+    if (first % per != 0) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "first: must be a multiple of %d for %s (slices must not share a byte), got %lld",
+                  per, Name(t), static_cast<long long>(first));
+    }
+    if (count % per != 0 && first + count != n) {
+      return Fail(QLINEAR_INVALID_ARGUMENT,
+                  "count: must be a multiple of %d for %s unless the slice ends the tensor, got %lld",
+                  per, Name(t), static_cast<long long>(count));
+    }
+  }
+  return QLINEAR_OK;
+}
+
+// How a parallel call splits: false = run on the calling thread.
+struct Split {
+  int64_t per_task = 0;
+  TaskRunner run{};
+  int omp_threads = 1;
+};
+
+qlinear_status ChooseSplit(int64_t n, const qlinear_parallel_options* o, Split* split, bool* parallel) {
+  *parallel = false;
+  if (o == nullptr) return QLINEAR_OK;
+  if (o->struct_size < sizeof(qlinear_parallel_options)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "options: struct_size %llu is smaller than this library's %llu (call qlinear_parallel_options_init)",
+                static_cast<unsigned long long>(o->struct_size),
+                static_cast<unsigned long long>(sizeof(qlinear_parallel_options)));
+  }
+  if (o->max_threads < 0 || o->min_elements_per_task < 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "options: max_threads and min_elements_per_task must be >= 0");
+  }
+  const int64_t min_per = o->min_elements_per_task > 0 ? o->min_elements_per_task : 262144;
+  int64_t threads = o->max_threads;
+  if (o->parallel_for != nullptr) {
+    split->run = TaskRunner{o->parallel_for, o->runner_context};
+    if (threads == 0) threads = 64;
+  } else if (OpenMPBuiltIn()) {
+    if (threads == 0) threads = OpenMPMaxThreads();
+    split->omp_threads = static_cast<int>(threads);
+    split->run = TaskRunner{OpenMPParallelFor, &split->omp_threads};
+  } else {
+    return QLINEAR_OK;
+  }
+  const int64_t tasks = std::min<int64_t>(threads, n / min_per);
+  if (tasks < 2) return QLINEAR_OK;
+  split->per_task = ((n + tasks - 1) / tasks + 63) / 64 * 64;  // 64-element (byte) boundaries
+  *parallel = true;
+  return QLINEAR_OK;
 }
 
 }  // namespace
@@ -174,6 +239,93 @@ qlinear_status qlinear_quantize_linear_backward(
     b.mask_in = clamp_mask;
     b.dx = dx;
     ExecuteBackward(p, b);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* y_scale,
+                                             const qlinear_tensor* y_zero_point,
+                                             const qlinear_quantize_attrs* attrs, int64_t first,
+                                             int64_t count, void* y, size_t y_bytes) {
+  return Guarded([&] {
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckRange(first, count, p.layout.count, p.y_type)) != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
+    p.begin = first;
+    p.end = first + count;
+    ExecuteQuantize(p, y);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* x_scale,
+                                               const qlinear_tensor* x_zero_point,
+                                               const qlinear_dequantize_attrs* attrs, int64_t first,
+                                               int64_t count, void* y, size_t y_bytes) {
+  return Guarded([&] {
+    DequantizePlan p;
+    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckRange(first, count, p.layout.count, p.x_type)) != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
+    p.begin = first;
+    p.end = first + count;
+    ExecuteDequantize(p, y);
+    return QLINEAR_OK;
+  });
+}
+
+void qlinear_parallel_options_init(qlinear_parallel_options* o) {
+  if (o == nullptr) return;
+  o->struct_size = sizeof(*o);
+  o->max_threads = 0;
+  o->min_elements_per_task = 0;
+  o->parallel_for = nullptr;
+  o->runner_context = nullptr;
+}
+
+int qlinear_openmp_enabled(void) { return OpenMPBuiltIn() ? 1 : 0; }
+
+qlinear_status qlinear_quantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* y_scale,
+                                                const qlinear_tensor* y_zero_point,
+                                                const qlinear_quantize_attrs* attrs, void* y,
+                                                size_t y_bytes, const qlinear_parallel_options* options) {
+  return Guarded([&] {
+    QuantizePlan p;
+    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    Split split;
+    bool parallel;
+    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    if (parallel) {
+      ExecuteQuantizeTasks(p, y, split.per_task, split.run);
+    } else {
+      ExecuteQuantize(p, y);
+    }
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dequantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* x_scale,
+                                                  const qlinear_tensor* x_zero_point,
+                                                  const qlinear_dequantize_attrs* attrs, void* y,
+                                                  size_t y_bytes, const qlinear_parallel_options* options) {
+  return Guarded([&] {
+    DequantizePlan p;
+    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    Split split;
+    bool parallel;
+    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    if (parallel) {
+      ExecuteDequantizeTasks(p, y, split.per_task, split.run);
+    } else {
+      ExecuteDequantize(p, y);
+    }
     return QLINEAR_OK;
   });
 }

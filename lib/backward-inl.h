@@ -175,7 +175,7 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
       for (int64_t i = c0; i < c1; ++i) flags[i - c0] = (b.mask_in[i >> 3] >> (i & 7)) & 1;
     } else {
       ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-        QuantizeRun(test, r, x, prm, flags + (r.start - c0));
+        QuantizeRun(test, r, x + r.start, prm, flags + (r.start - c0));
       });
     }
     if (b.mask_out != nullptr) {

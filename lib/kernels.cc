@@ -26,7 +26,7 @@ void QuantizeDriver(const QuantizePlan& p, const QuantParams& prm, void* y) {
   if (prm.vector) {
     QuantizeVector(p, prm, y);
   } else {
-    QuantizeReference(p, y, 0, p.layout.count);
+    QuantizeReference(p, y, p.begin, p.end);
   }
 }
 
@@ -34,7 +34,7 @@ void DequantizeDriver(const DequantizePlan& p, const QuantParams& prm, void* y) 
   if (prm.vector) {
     DequantizeVector(p, prm, y);
   } else {
-    DequantizeReference(p, y, 0, p.layout.count);
+    DequantizeReference(p, y, p.begin, p.end);
   }
 }
 
@@ -137,6 +137,58 @@ void ExecuteQuantize(const QuantizePlan& p, void* y) {
   const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
   HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.params(), y);
+}
+
+namespace {
+
+// Byte offset of element `elements` from element 0 of a packed tensor of type t (elements is a
+// multiple of the per-byte count for sub-byte types).
+size_t ByteOffset(DType t, int64_t elements) {
+  return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
+}
+
+template <class Plan, class Driver>
+void RunTasks(const Plan& p, DType x_type, DType y_type, void* y, const QuantParams& prm,
+              int64_t per_task, const TaskRunner& run, Driver driver) {
+  struct Context {
+    const Plan* plan;
+    DType x_type, y_type;
+    void* y;
+    const QuantParams* prm;
+    int64_t per_task;
+    Driver driver;
+  } ctx{&p, x_type, y_type, y, &prm, per_task, driver};
+  const int64_t tasks = (p.end - p.begin + per_task - 1) / per_task;
+  run.parallel_for(run.context, tasks, [](void* c, int64_t t) {
+    const Context& k = *static_cast<const Context*>(c);
+    Plan piece = *k.plan;
+    piece.begin = k.plan->begin + t * k.per_task;
+    piece.end = std::min(k.plan->end, piece.begin + k.per_task);
+    const int64_t skip = piece.begin - k.plan->begin;
+    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(k.x_type, skip);
+    k.driver(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(k.y_type, skip));
+  }, &ctx);
+}
+
+}  // namespace
+
+void ExecuteQuantizeTasks(const QuantizePlan& p, void* y, int64_t per_task, const TaskRunner& run) {
+  const bool vector = VectorQuantizeSupported(p);
+  const bool reciprocals = vector && p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
+  const QuantParams prm = vector ? d.params() : QuantParams();
+  RunTasks(p, p.x_type, p.y_type, y, prm, per_task, run,
+           [](const QuantizePlan& piece, const QuantParams& pr, void* out) {
+             HWY_DYNAMIC_DISPATCH(QuantizeDriver)(piece, pr, out);
+           });
+}
+
+void ExecuteDequantizeTasks(const DequantizePlan& p, void* y, int64_t per_task, const TaskRunner& run) {
+  const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
+  RunTasks(p, p.x_type, p.y_type, y, d.params(), per_task, run,
+           [](const DequantizePlan& piece, const QuantParams& pr, void* out) {
+             HWY_DYNAMIC_DISPATCH(DequantizeDriver)(piece, pr, out);
+           });
 }
 
 void ExecuteDequantize(const DequantizePlan& p, void* y) {

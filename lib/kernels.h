@@ -23,6 +23,15 @@ bool VectorQuantizeSupported(const QuantizePlan& p);
 bool VectorDequantizeSupported(const DequantizePlan& p);
 
 void ExecuteQuantize(const QuantizePlan& p, void* y);
+
+// Runs a plan as `tasks` pieces of `per_task` elements (a multiple of 64) through a caller's
+// parallel-for (the C ABI's qlinear_parallel_for_fn shape); scales are decoded once.
+struct TaskRunner {
+  void (*parallel_for)(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context);
+  void* context;
+};
+void ExecuteQuantizeTasks(const QuantizePlan& p, void* y, int64_t per_task, const TaskRunner& run);
+void ExecuteDequantizeTasks(const DequantizePlan& p, void* y, int64_t per_task, const TaskRunner& run);
 // QuantizeLinear with float32 division precision has two exact paths: divide, or multiply by
 // 1/scale and divide only near rounding boundaries (quantize-inl.h). kAuto takes the
 // environment's QLINEAR_QUANTIZE_PATH (division|reciprocal), else the one measured faster on

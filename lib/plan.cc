@@ -409,6 +409,8 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
   p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  p->begin = 0;
+  p->end = x_count;
   return QLINEAR_OK;
 }
 
@@ -505,6 +507,8 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
   p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  p->begin = 0;
+  p->end = x_count;
   return QLINEAR_OK;
 }
 

@@ -106,6 +106,9 @@ struct QuantizePlan {
   const void* scale = nullptr;
   const void* zero_point = nullptr;  // nullptr: zero of y_type
   uint64_t y_bytes = 0;
+  // The elements to compute, [begin, end) of the flattened tensor; x and y point at element
+  // `begin` (the sub-range entry points and parallel tasks narrow it; plans cover everything).
+  int64_t begin = 0, end = 0;
 };
 
 struct DequantizePlan {
@@ -116,6 +119,7 @@ struct DequantizePlan {
   const void* scale = nullptr;
   const void* zero_point = nullptr;
   uint64_t y_bytes = 0;
+  int64_t begin = 0, end = 0;  // as in QuantizePlan
 };
 
 // Validate a call and build its plan. On failure: a non-OK status, the thread's error message

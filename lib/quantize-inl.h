@@ -280,7 +280,6 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto us = hn::Set(df, *s);
-  const auto ur = hn::Set(df, r != nullptr ? *r : 0.0f);
   const auto uz = hn::Set(di, *z);
   // One vector by division.
   auto divide_lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) QLINEAR_INLINE_LAMBDA {
@@ -354,11 +353,10 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
   }
 }
 
-// One run of x into out[0, run.count).
+// One run, xr[0, run.count) into out[0, run.count).
 template <class Enc, class XT, class TOut>
-HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT x,
+HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT xr,
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
-  const XT* xr = x + run.start;
   ForEachSpan(run, prm, [&](const Span& sp) {
     if (sp.per_element) {
       QuantizeSpan<true>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
@@ -417,31 +415,33 @@ HWY_NOINLINE void PackCodes(const uint8_t* HWY_RESTRICT codes, int64_t n, uint8_
 
 template <class XT, class TOut, class Enc>
 void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y) {
+  // Elements [p.begin, p.end); x and y point at element p.begin.
   const XT* x = static_cast<const XT*>(p.x);
   const int bits = Info(p.y_type).bits;
-  const int64_t n = p.layout.count;
+  const int64_t b = p.begin;
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
-    ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      QuantizeRun(enc, r, x, prm, out + r.start);
+    ForEachRun(p.layout, b, p.end, [&](const Run& r) {
+      QuantizeRun(enc, r, x + (r.start - b), prm, out + (r.start - b));
     });
     return;
   }
-  // Sub-byte: chunks on byte boundaries; codes staged one per byte, padding codes zero.
+  // Sub-byte: chunks on byte boundaries (p.begin is one); codes staged one per byte, padding
+  // codes zero.
   HWY_ALIGN TOut codes[kChunk];
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-    const int64_t c1 = std::min(n, c0 + kChunk);
+  for (int64_t c0 = b; c0 < p.end; c0 += kChunk) {
+    const int64_t c1 = std::min(p.end, c0 + kChunk);
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      QuantizeRun(enc, r, x, prm, codes + (r.start - c0));
+      QuantizeRun(enc, r, x + (r.start - b), prm, codes + (r.start - c0));
     });
     const int64_t padded = (c1 - c0 + per - 1) / per * per;
     std::fill(codes + (c1 - c0), codes + padded, TOut{0});
     if (bits == 4) {
-      PackCodes<4>(reinterpret_cast<const uint8_t*>(codes), padded, out + c0 / per);
+      PackCodes<4>(reinterpret_cast<const uint8_t*>(codes), padded, out + (c0 - b) / per);
     } else {
-      PackCodes<2>(reinterpret_cast<const uint8_t*>(codes), padded, out + c0 / per);
+      PackCodes<2>(reinterpret_cast<const uint8_t*>(codes), padded, out + (c0 - b) / per);
     }
   }
 }
@@ -589,14 +589,15 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Run& r, const XT* HWY_RESTRI
 
 template <class XT, class Dec>
 void DequantizeAll(const Dec& dec, const DequantizePlan& p, const QuantParams& prm, void* y) {
+  // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if sub-byte).
   const size_t ysize = p.y_type == DType::kFloat32 ? 4 : 2;
   char* out = static_cast<char*>(y);
-  const int64_t n = p.layout.count;
+  const int64_t b = p.begin;
   const DTypeInfo& info = Info(p.x_type);
   if (info.bits >= 8) {
     const XT* x = static_cast<const XT*>(p.x);
-    ForEachRun(p.layout, 0, n, [&](const Run& r) {
-      DequantizeRun(dec, r, x + r.start, prm, p.y_type, out + r.start * ysize, ysize);
+    ForEachRun(p.layout, b, p.end, [&](const Run& r) {
+      DequantizeRun(dec, r, x + (r.start - b), prm, p.y_type, out + (r.start - b) * ysize, ysize);
     });
     return;
   }
@@ -606,15 +607,16 @@ void DequantizeAll(const Dec& dec, const DequantizePlan& p, const QuantParams& p
   const int bits = info.bits, per = 8 / bits;
   const int shift = 8 - bits;  // sign extension: the field shifted to the top and back
   const bool sign_extend = info.kind == Kind::kInt && info.is_signed;
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-    const int64_t c1 = std::min(n, c0 + kChunk);
+  for (int64_t c0 = b; c0 < p.end; c0 += kChunk) {
+    const int64_t c1 = std::min(p.end, c0 + kChunk);
     for (int64_t i = c0; i < c1; ++i) {
-      const unsigned field = (in[i / per] >> (bits * (i % per))) & ((1u << bits) - 1);
+      const int64_t rel = i - b;
+      const unsigned field = (in[rel / per] >> (bits * (rel % per))) & ((1u << bits) - 1);
       codes[i - c0] = sign_extend ? static_cast<XT>(static_cast<int8_t>(static_cast<uint8_t>(field << shift)) >> shift)
                                   : static_cast<XT>(field);
     }
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      DequantizeRun(dec, r, codes + (r.start - c0), prm, p.y_type, out + r.start * ysize, ysize);
+      DequantizeRun(dec, r, codes + (r.start - c0), prm, p.y_type, out + (r.start - b) * ysize, ysize);
     });
   }
 }

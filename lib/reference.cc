@@ -117,7 +117,7 @@ int32_t SaturateToInt(double q, int32_t zp, int32_t qmin, int32_t qmax) {
 
 int32_t QuantizeElement(const QuantizePlan& p, int64_t i) {
   const int64_t k = ScaleIndex(p.layout, i);
-  const double q = DivideInPrecision(p.prec, LoadReal(p.x_type, p.x, i),
+  const double q = DivideInPrecision(p.prec, LoadReal(p.x_type, p.x, i - p.begin),
                                      LoadReal(p.scale_type, p.scale, k));
   const DTypeInfo& y = Info(p.y_type);
   if (y.kind == Kind::kInt) {
@@ -174,8 +174,9 @@ void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t beg
 }
 
 void QuantizeReference(const QuantizePlan& p, void* y, int64_t begin, int64_t end) {
-  EmitCodes(p.y_type, y, begin, end, p.layout.count,
-            [&p](int64_t i) { return QuantizeElement(p, i); });
+  // y holds elements from p.begin on.
+  EmitCodes(p.y_type, y, begin - p.begin, end - p.begin, p.layout.count - p.begin,
+            [&p](int64_t i) { return QuantizeElement(p, i + p.begin); });
 }
 
 void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_t end) {
@@ -185,17 +186,17 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
     float d;
     if (x.kind == Kind::kInt) {
       const int64_t zp = p.zero_point ? LoadInt(p.x_type, p.zero_point, k) : 0;
-      d = static_cast<float>(static_cast<int64_t>(LoadInt(p.x_type, p.x, i)) - zp);
+      d = static_cast<float>(static_cast<int64_t>(LoadInt(p.x_type, p.x, i - p.begin)) - zp);
     } else {
-      d = DecodeMiniFloat(p.x_type, static_cast<uint8_t>(LoadCode(p.x_type, p.x, i)));
+      d = DecodeMiniFloat(p.x_type, static_cast<uint8_t>(LoadCode(p.x_type, p.x, i - p.begin)));
     }
     const float v = d * static_cast<float>(LoadReal(p.scale_type, p.scale, k));
     char* out = static_cast<char*>(y);
     if (p.y_type == DType::kFloat32) {
-      std::memcpy(out + 4 * i, &v, 4);
+      std::memcpy(out + 4 * (i - p.begin), &v, 4);
     } else {
       const uint16_t h = p.y_type == DType::kFloat16 ? Half::Encode(v) : BFloat16::Encode(v);
-      std::memcpy(out + 2 * i, &h, 2);
+      std::memcpy(out + 2 * (i - p.begin), &h, 2);
     }
   }
 }

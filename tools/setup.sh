@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # qlinear set-up on a fresh Debian 12 machine.
 #   tools/setup.sh run    install packages, build the release preset, run `qlinear info` + demo
-#   tools/setup.sh test   install packages, then the ci, asan, tsan and aarch64 (qemu) workflows
+#   tools/setup.sh test   install packages, then the ci, asan, tsan, fuzz and aarch64 (qemu)
+#                         workflows
 # As root, missing Debian packages are installed; otherwise the exact apt-get line is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +11,11 @@ mode=${1:-}
 
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libonnx-dev libprotobuf-dev protobuf-compiler)
+      libbenchmark-dev libonnx-dev libprotobuf-dev protobuf-compiler
+      libxnnpack-dev libpthreadpool-dev libopenmpi-dev openmpi-bin)
 need_arm=()
 if [[ $mode == test ]]; then
-  need+=(g++-aarch64-linux-gnu qemu-user)
+  need+=(g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev)
   need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libcpu-features-dev:arm64)
 fi
 
@@ -44,5 +46,6 @@ start=$SECONDS
 cmake --workflow --preset ci
 cmake --workflow --preset asan
 cmake --workflow --preset tsan
+cmake --workflow --preset fuzz
 cmake --workflow --preset aarch64
 echo "all test workflows passed in $((SECONDS - start)) s"

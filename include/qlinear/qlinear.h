@@ -169,6 +169,60 @@ QLINEAR_API qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* 
                                                           const qlinear_dequantize_attrs* attrs,
                                                           int32_t* y_dtype, size_t* y_bytes);
 
+/* ---- Sharding and threads ----------------------------------------------------------------
+ *
+ * Sub-range: elements [first, first + count) of the flattened tensor, with the whole tensor's
+ * scales and zero points (per-axis and blocked included). x describes the WHOLE tensor's dtype
+ * and shape, but x->data points at element `first` (the caller's slice: count elements); y
+ * receives exactly those count elements, y[0] being element `first`. Slices written by
+ * different threads or ranks never share a byte: for 4-bit (2-bit) types `first` must be a
+ * multiple of 2 (4), and so must `count` unless the slice ends the tensor. y_bytes: at least
+ * the storage of count elements. Same status and messages as the whole-tensor calls, plus
+ * QLINEAR_INVALID_ARGUMENT naming `first`/`count` when the range is out of bounds or unaligned. */
+QLINEAR_API qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x,
+                                                         const qlinear_tensor* y_scale,
+                                                         const qlinear_tensor* y_zero_point,
+                                                         const qlinear_quantize_attrs* attrs,
+                                                         int64_t first, int64_t count, void* y,
+                                                         size_t y_bytes);
+QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor* x,
+                                                           const qlinear_tensor* x_scale,
+                                                           const qlinear_tensor* x_zero_point,
+                                                           const qlinear_dequantize_attrs* attrs,
+                                                           int64_t first, int64_t count, void* y,
+                                                           size_t y_bytes);
+
+/* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
+ * in any order and on any threads, and return when all have returned. */
+typedef void (*qlinear_task_fn)(void* task_context, int64_t task_index);
+typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count,
+                                        qlinear_task_fn task, void* task_context);
+
+typedef struct qlinear_parallel_options {
+  size_t struct_size;           /* sizeof(qlinear_parallel_options); set by _init */
+  int32_t max_threads;          /* tasks to split into at most; 0: OpenMP's thread count, or 64 */
+  int64_t min_elements_per_task; /* 0: 262144; smaller tensors run on the calling thread */
+  qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled) */
+  void* runner_context;         /* passed to parallel_for */
+} qlinear_parallel_options;
+
+QLINEAR_API void qlinear_parallel_options_init(qlinear_parallel_options* options);
+/* 1 if the library was built with OpenMP (CMake option QLINEAR_OPENMP), else 0. */
+QLINEAR_API int qlinear_openmp_enabled(void);
+
+/* The whole-tensor calls split into tasks on 64-element boundaries (so no two tasks share an
+ * output byte) and run through options->parallel_for, or OpenMP, or serially (options NULL,
+ * neither available, or fewer than 2 * min_elements_per_task elements). Validation happens
+ * once, before any task starts; results are identical to the serial calls. */
+QLINEAR_API qlinear_status qlinear_quantize_linear_parallel(
+    const qlinear_tensor* x, const qlinear_tensor* y_scale, const qlinear_tensor* y_zero_point,
+    const qlinear_quantize_attrs* attrs, void* y, size_t y_bytes,
+    const qlinear_parallel_options* options);
+QLINEAR_API qlinear_status qlinear_dequantize_linear_parallel(
+    const qlinear_tensor* x, const qlinear_tensor* x_scale, const qlinear_tensor* x_zero_point,
+    const qlinear_dequantize_attrs* attrs, void* y, size_t y_bytes,
+    const qlinear_parallel_options* options);
+
 /* DynamicQuantizeLinear (opset 11): float32 x (at least one element) -> uint8 y (x's element
  * count bytes), float32 scale and uint8 zero point. range = max(x, 0) - min(x, 0);
  * scale = range / 255 (all-zero input: 1/255, as the ONNX reference); zero point =

@@ -1,0 +1,25 @@
+#include "parallel.h"
+
+#ifdef QLINEAR_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace qlinear {
+
+#ifdef QLINEAR_HAVE_OPENMP
+bool OpenMPBuiltIn() { return true; }
+int OpenMPMaxThreads() { return omp_get_max_threads(); }
+void OpenMPParallelFor(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context) {
+  const int threads = *static_cast<const int*>(context);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < count; ++i) task(task_context, i);
+}
+#else
+bool OpenMPBuiltIn() { return false; }
+int OpenMPMaxThreads() { return 1; }
+void OpenMPParallelFor(void*, int64_t count, void (*task)(void*, int64_t), void* task_context) {
+  for (int64_t i = 0; i < count; ++i) task(task_context, i);
+}
+#endif
+
+}  // namespace qlinear

@@ -1,0 +1,207 @@
+// Sub-range and parallel entry points: slices quantized separately (global scales) and joined,
+// and parallel calls through OpenMP and a caller's parallel-for, equal the whole-tensor serial
+// call bit for bit; bad ranges and options are rejected with the output untouched.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lib/dtype.h"
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+namespace {
+
+struct Layout2D {
+  std::vector<int64_t> shape, scale_shape;
+  int64_t axis, block;
+  const char* what;
+};
+
+const Layout2D kSetups[] = {
+    {{6000}, {}, 1, 0, "per tensor"},
+    {{50, 123}, {123}, 1, 0, "per axis, last"},
+    {{50, 123}, {50}, 0, 0, "per axis, first"},
+    {{64, 100}, {2, 100}, 0, 32, "blocked, outer axis"},
+    {{40, 150}, {40, 5}, 1, 32, "blocked, last axis"},
+};
+
+const int32_t kTypes[] = {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT16, QLINEAR_DTYPE_INT4,
+                          QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT4E2M1};
+
+int64_t Count(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+struct Call {
+  std::vector<float> x, scales;
+  qlinear_tensor tx{}, ts{};
+  qlinear_quantize_attrs a{};
+  size_t y_bytes = 0;
+  Call(const Layout2D& st, int32_t yt) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    x.resize(static_cast<size_t>(Count(st.shape)));
+    for (float& v : x) v = nd(rng);
+    scales.resize(static_cast<size_t>(Count(st.scale_shape)));
+    for (size_t k = 0; k < scales.size(); ++k) scales[k] = 0.02f + 0.003f * static_cast<float>(k % 7);
+    tx = qlinear_tensor{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(st.shape.size()), st.shape.data(), x.data()};
+    ts = qlinear_tensor{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(st.scale_shape.size()),
+                        st.scale_shape.data(), scales.data()};
+    qlinear_quantize_attrs_init(&a);
+    a.axis = st.axis;
+    a.block_size = st.block;
+    a.output_dtype = yt;
+    EXPECT_EQ(qlinear_quantize_output_info(&tx, &ts, nullptr, &a, nullptr, &y_bytes), QLINEAR_OK)
+        << qlinear_last_error() << " " << st.what;
+  }
+  std::vector<uint8_t> Whole() {
+    std::vector<uint8_t> y(y_bytes, 0xAA);
+    EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, &a, y.data(), y.size()), QLINEAR_OK) << qlinear_last_error();
+    return y;
+  }
+};
+
+TEST(Range, SlicesJoinToTheWholeTensor) {
+  std::mt19937 rng(9);
+  for (const Layout2D& st : kSetups) {
+    for (int32_t yt : kTypes) {
+      Call c(st, yt);
+      const std::vector<uint8_t> whole = c.Whole();
+      const int bits = FindDType(yt)->bits;
+      const int64_t per = bits < 8 ? 8 / bits : 1, n = Count(st.shape);
+      std::vector<uint8_t> joined;
+      for (int64_t first = 0; first < n;) {
+        int64_t count = std::min<int64_t>(n - first, 1 + static_cast<int64_t>(rng() % 700));
+        if (first + count < n) count = (count + per - 1) / per * per;  // slices own whole bytes
+        count = std::min(count, n - first);
+        const size_t bytes = static_cast<size_t>(StorageBytes(static_cast<DType>(yt), static_cast<uint64_t>(count)));
+        std::vector<uint8_t> part(bytes + 8, 0xEE);
+        qlinear_tensor slice = c.tx;
+        slice.data = c.x.data() + first;  // x->data points at element `first`
+        ASSERT_EQ(qlinear_quantize_linear_range(&slice, &c.ts, nullptr, &c.a, first, count, part.data(), bytes),
+                  QLINEAR_OK) << qlinear_last_error() << " " << st.what;
+        for (size_t k = bytes; k < part.size(); ++k) ASSERT_EQ(part[k], 0xEE) << "wrote past y_bytes";
+        joined.insert(joined.end(), part.begin(), part.begin() + static_cast<std::ptrdiff_t>(bytes));
+        first += count;
+      }
+      ASSERT_EQ(joined, whole) << st.what << " -> " << qlinear_dtype_name(yt);
+    }
+  }
+}
+
+TEST(Range, DequantizeSlicesJoinToTheWholeTensor) {
+  for (int32_t xt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT8E4M3FN}) {
+    const Layout2D& st = kSetups[4];
+    Call q(st, xt);
+    const std::vector<uint8_t> codes = q.Whole();
+    const qlinear_tensor tx{xt, static_cast<int32_t>(st.shape.size()), st.shape.data(), codes.data()};
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    a.axis = st.axis;
+    a.block_size = st.block;
+    const int64_t n = Count(st.shape);
+    std::vector<float> whole(static_cast<size_t>(n)), joined(static_cast<size_t>(n), -1.0f);
+    ASSERT_EQ(qlinear_dequantize_linear(&tx, &q.ts, nullptr, &a, whole.data(), whole.size() * 4), QLINEAR_OK);
+    const int64_t step = 1000;  // even: whole bytes for 4-bit codes
+    for (int64_t first = 0; first < n; first += step) {
+      const int64_t count = std::min(step, n - first);
+      qlinear_tensor slice = tx;
+      slice.data = codes.data() + StorageBytes(static_cast<DType>(xt), static_cast<uint64_t>(first));
+      ASSERT_EQ(qlinear_dequantize_linear_range(&slice, &q.ts, nullptr, &a, first, count,
+                                                joined.data() + first, static_cast<size_t>(count) * 4),
+                QLINEAR_OK) << qlinear_last_error();
+    }
+    ASSERT_EQ(0, std::memcmp(whole.data(), joined.data(), whole.size() * 4)) << qlinear_dtype_name(xt);
+  }
+}
+
+TEST(Range, BadRangesAreRejectedAndOutputUntouched) {
+  Call c(kSetups[0], QLINEAR_DTYPE_INT4);
+  std::vector<uint8_t> y(4000, 0x5A);
+  struct Bad { int64_t first, count; size_t bytes; const char* word; } bad[] = {
+      {-1, 10, 100, "first, count"}, {10, -1, 100, "first, count"}, {5990, 20, 100, "first, count"},
+      {3, 10, 100, "first: must be a multiple of 2"}, {2, 9, 100, "count: must be a multiple of 2"},
+      {0, 100, 49, "y_bytes"}};
+  for (const Bad& b : bad) {
+    EXPECT_EQ(qlinear_quantize_linear_range(&c.tx, &c.ts, nullptr, &c.a, b.first, b.count, y.data(), b.bytes),
+              b.bytes == 49 ? QLINEAR_BUFFER_TOO_SMALL : QLINEAR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(qlinear_last_error()).find(b.word), std::string::npos) << qlinear_last_error();
+    for (uint8_t v : y) ASSERT_EQ(v, 0x5A);
+  }
+  // The last slice may end mid-byte: 5999 - 5990 = 10 elements from 5990 is the tensor's end.
+  EXPECT_EQ(qlinear_quantize_linear_range(&c.tx, &c.ts, nullptr, &c.a, 5990, 10, y.data(), 5), QLINEAR_OK);
+}
+
+// A caller's runner: one std::thread per task, counting the tasks.
+struct ThreadRunner {
+  std::atomic<int64_t> tasks{0};
+  static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* ctx) {
+    static_cast<ThreadRunner*>(self)->tasks += count;
+    std::vector<std::thread> threads;
+    for (int64_t i = 0; i < count; ++i) threads.emplace_back([=] { task(ctx, i); });
+    for (std::thread& t : threads) t.join();
+  }
+};
+
+TEST(Parallel, CallerRunnerAndOpenMPMatchSerial) {
+  const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
+  for (int32_t yt : kTypes) {
+    Call c(big, yt);
+    const std::vector<uint8_t> whole = c.Whole();
+    ThreadRunner runner;
+    qlinear_parallel_options o;
+    qlinear_parallel_options_init(&o);
+    o.max_threads = 5;
+    o.min_elements_per_task = 10000;
+    o.parallel_for = ThreadRunner::ParallelFor;
+    o.runner_context = &runner;
+    std::vector<uint8_t> y(c.y_bytes, 0);
+    ASSERT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o), QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(runner.tasks.load(), 5);
+    ASSERT_EQ(y, whole) << qlinear_dtype_name(yt);
+    qlinear_parallel_options_init(&o);  // OpenMP if built in, else serial
+    o.min_elements_per_task = 10000;
+    o.max_threads = 3;
+    std::fill(y.begin(), y.end(), 0);
+    ASSERT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o), QLINEAR_OK);
+    ASSERT_EQ(y, whole) << qlinear_dtype_name(yt) << " (OpenMP " << qlinear_openmp_enabled() << ")";
+    // Dequantize back, in parallel and serially.
+    const qlinear_tensor tq{yt, 2, big.shape.data(), whole.data()};
+    qlinear_dequantize_attrs da;
+    qlinear_dequantize_attrs_init(&da);
+    std::vector<float> serial(c.x.size()), par(c.x.size(), -1.0f);
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, serial.data(), serial.size() * 4), QLINEAR_OK);
+    ASSERT_EQ(qlinear_dequantize_linear_parallel(&tq, &c.ts, nullptr, &da, par.data(), par.size() * 4, &o), QLINEAR_OK);
+    ASSERT_EQ(0, std::memcmp(serial.data(), par.data(), par.size() * 4));
+  }
+}
+
+TEST(Parallel, SmallTensorsStayOnTheCallingThreadAndBadOptionsFail) {
+  Call c(kSetups[0], QLINEAR_DTYPE_INT8);
+  ThreadRunner runner;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.parallel_for = ThreadRunner::ParallelFor;
+  o.runner_context = &runner;
+  std::vector<uint8_t> y(c.y_bytes);
+  ASSERT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o), QLINEAR_OK);
+  EXPECT_EQ(runner.tasks.load(), 0) << "6000 elements are below the default threshold";
+  EXPECT_EQ(y, c.Whole());
+  o.struct_size = 8;
+  std::vector<uint8_t> untouched(y.size(), 0x77);
+  EXPECT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, untouched.data(), untouched.size(), &o),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qlinear_last_error()).find("struct_size"), std::string::npos);
+  for (uint8_t v : untouched) ASSERT_EQ(v, 0x77);
+}
+
+}  // namespace
+}  // namespace qlinear
