@@ -285,6 +285,25 @@ void BM_CeilingThreads(benchmark::State& state, int threads) {
 // XNNPACK's converts (Debian's libxnnpack): f32 -> qs8/qu8 multiply by 1/scale, so they are not
 // ONNX-exact; the `mismatches` counter is how many outputs differ from qlinear's (= the ONNX
 // reference, which the tests check). qs8/qu8 -> f32 are exact products.
+// Times an XNNPACK operator set up by `setup` (false: failed); n elements, 5 bytes each.
+template <class Setup>
+bool TimeXnn(benchmark::State& state, int64_t n, Setup&& setup) {
+  xnn_operator_t op = nullptr;
+  if (xnn_initialize(nullptr) != xnn_status_success || !setup(&op)) {
+    state.SkipWithError("XNNPACK operator setup failed");
+    return false;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::ClobberMemory();
+  }
+  xnn_delete_operator(op);
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel("XNNPACK");
+  return true;
+}
+
 template <class Q>
 void BM_XnnQuantize(benchmark::State& state) {
   constexpr bool kSigned = std::is_same<Q, int8_t>::value;
@@ -296,34 +315,22 @@ void BM_XnnQuantize(benchmark::State& state) {
   std::vector<Q> y(static_cast<size_t>(n)), want(static_cast<size_t>(n));
   const float scale = 0.02f;
   const Q zp = kSigned ? 0 : 128;
-  xnn_operator_t op = nullptr;
-  bool ok = xnn_initialize(nullptr) == xnn_status_success;
-  if (kSigned) {
-    ok = ok && xnn_create_convert_nc_f32_qs8(1, 1, 1, scale, static_cast<int8_t>(zp), INT8_MIN, INT8_MAX, 0, &op) == xnn_status_success &&
-         xnn_setup_convert_nc_f32_qs8(op, static_cast<size_t>(n), x.data(), reinterpret_cast<int8_t*>(y.data()), nullptr) == xnn_status_success;
-  } else {
-    ok = ok && xnn_create_convert_nc_f32_qu8(1, 1, 1, scale, static_cast<uint8_t>(zp), 0, UINT8_MAX, 0, &op) == xnn_status_success &&
-         xnn_setup_convert_nc_f32_qu8(op, static_cast<size_t>(n), x.data(), reinterpret_cast<uint8_t*>(y.data()), nullptr) == xnn_status_success;
-  }
-  if (!ok) {
-    state.SkipWithError("XNNPACK operator setup failed");
-    return;
-  }
-  for (auto _ : state) {
-    xnn_run_operator(op, nullptr);
-    benchmark::ClobberMemory();
-  }
+  const bool ok = TimeXnn(state, n, [&](xnn_operator_t* op) {
+    if (kSigned) {
+      return xnn_create_convert_nc_f32_qs8(1, 1, 1, scale, static_cast<int8_t>(zp), INT8_MIN, INT8_MAX, 0, op) == xnn_status_success &&
+             xnn_setup_convert_nc_f32_qs8(*op, static_cast<size_t>(n), x.data(), reinterpret_cast<int8_t*>(y.data()), nullptr) == xnn_status_success;
+    }
+    return xnn_create_convert_nc_f32_qu8(1, 1, 1, scale, static_cast<uint8_t>(zp), 0, UINT8_MAX, 0, op) == xnn_status_success &&
+           xnn_setup_convert_nc_f32_qu8(*op, static_cast<size_t>(n), x.data(), reinterpret_cast<uint8_t*>(y.data()), nullptr) == xnn_status_success;
+  });
+  if (!ok) return;
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
   const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
   const qlinear_tensor tz{kSigned ? QLINEAR_DTYPE_INT8 : QLINEAR_DTYPE_UINT8, 0, nullptr, &zp};
   qlinear_quantize_linear(&tx, &ts, &tz, nullptr, want.data(), want.size());
   int64_t mismatches = 0;
   for (size_t i = 0; i < want.size(); ++i) mismatches += want[i] != y[i];
-  xnn_delete_operator(op);
   state.counters["mismatches"] = static_cast<double>(mismatches);
-  state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * n * 5);
-  state.SetLabel("XNNPACK");
 }
 
 template <class Q>
@@ -335,27 +342,14 @@ void BM_XnnDequantize(benchmark::State& state) {
   for (Q& v : x) v = static_cast<Q>(rng());
   std::vector<float> y(static_cast<size_t>(n));
   const float scale = 0.02f;
-  xnn_operator_t op = nullptr;
-  bool ok = xnn_initialize(nullptr) == xnn_status_success;
-  if (kSigned) {
-    ok = ok && xnn_create_convert_nc_qs8_f32(1, 1, 1, scale, 0, 0, &op) == xnn_status_success &&
-         xnn_setup_convert_nc_qs8_f32(op, static_cast<size_t>(n), reinterpret_cast<const int8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
-  } else {
-    ok = ok && xnn_create_convert_nc_qu8_f32(1, 1, 1, scale, 128, 0, &op) == xnn_status_success &&
-         xnn_setup_convert_nc_qu8_f32(op, static_cast<size_t>(n), reinterpret_cast<const uint8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
-  }
-  if (!ok) {
-    state.SkipWithError("XNNPACK operator setup failed");
-    return;
-  }
-  for (auto _ : state) {
-    xnn_run_operator(op, nullptr);
-    benchmark::ClobberMemory();
-  }
-  xnn_delete_operator(op);
-  state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * n * 5);
-  state.SetLabel("XNNPACK");
+  TimeXnn(state, n, [&](xnn_operator_t* op) {
+    if (kSigned) {
+      return xnn_create_convert_nc_qs8_f32(1, 1, 1, scale, 0, 0, op) == xnn_status_success &&
+             xnn_setup_convert_nc_qs8_f32(*op, static_cast<size_t>(n), reinterpret_cast<const int8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
+    }
+    return xnn_create_convert_nc_qu8_f32(1, 1, 1, scale, 128, 0, op) == xnn_status_success &&
+           xnn_setup_convert_nc_qu8_f32(*op, static_cast<size_t>(n), reinterpret_cast<const uint8_t*>(x.data()), y.data(), nullptr) == xnn_status_success;
+  });
 }
 #endif
 

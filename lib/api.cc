@@ -85,10 +85,10 @@ qlinear_status CheckRange(int64_t first, int64_t count, int64_t n, DType t) {
   return QLINEAR_OK;
 }
 
-// How a parallel call splits: false = run on the calling thread.
+// How a parallel call splits (*parallel false: on the calling thread). omp_threads is the
+// OpenMP runner's context.
 struct Split {
-  int64_t per_task = 0;
-  TaskRunner run{};
+  TaskSplit tasks;
   int omp_threads = 1;
 };
 
@@ -107,20 +107,69 @@ qlinear_status ChooseSplit(int64_t n, const qlinear_parallel_options* o, Split* 
   const int64_t min_per = o->min_elements_per_task > 0 ? o->min_elements_per_task : 262144;
   int64_t threads = o->max_threads;
   if (o->parallel_for != nullptr) {
-    split->run = TaskRunner{o->parallel_for, o->runner_context};
+    split->tasks.parallel_for = o->parallel_for;
+    split->tasks.context = o->runner_context;
     if (threads == 0) threads = 64;
   } else if (OpenMPBuiltIn()) {
     if (threads == 0) threads = OpenMPMaxThreads();
     split->omp_threads = static_cast<int>(threads);
-    split->run = TaskRunner{OpenMPParallelFor, &split->omp_threads};
+    split->tasks.parallel_for = OpenMPParallelFor;
+    split->tasks.context = &split->omp_threads;
   } else {
     return QLINEAR_OK;
   }
   const int64_t tasks = std::min<int64_t>(threads, n / min_per);
   if (tasks < 2) return QLINEAR_OK;
-  split->per_task = ((n + tasks - 1) / tasks + 63) / 64 * 64;  // 64-element (byte) boundaries
+  split->tasks.per_task = ((n + tasks - 1) / tasks + 63) / 64 * 64;  // 64-element (byte) boundaries
   *parallel = true;
   return QLINEAR_OK;
+}
+
+// QuantizeLinear and DequantizeLinear seen alike by the range and parallel entry points: how to
+// plan, which operand may be packed (sub-byte), how to execute.
+qlinear_status PlanFor(const qlinear_tensor* x, const qlinear_tensor* s, const qlinear_tensor* z,
+                       const qlinear_quantize_attrs* a, QuantizePlan* p) {
+  return PlanQuantize(x, s, z, a, p);
+}
+qlinear_status PlanFor(const qlinear_tensor* x, const qlinear_tensor* s, const qlinear_tensor* z,
+                       const qlinear_dequantize_attrs* a, DequantizePlan* p) {
+  return PlanDequantize(x, s, z, a, p);
+}
+DType PackedType(const QuantizePlan& p) { return p.y_type; }
+DType PackedType(const DequantizePlan& p) { return p.x_type; }
+void Execute(const QuantizePlan& p, void* y, const TaskSplit* split) { ExecuteQuantize(p, y, split); }
+void Execute(const DequantizePlan& p, void* y, const TaskSplit* split) { ExecuteDequantize(p, y, split); }
+
+template <class Plan, class Attrs>
+qlinear_status RangeCall(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                         const Attrs* attrs, int64_t first, int64_t count, void* y, size_t y_bytes) {
+  return Guarded([&] {
+    Plan p;
+    qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckRange(first, count, p.layout.count, PackedType(p))) != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
+    p.begin = first;
+    p.end = first + count;
+    Execute(p, y, nullptr);
+    return QLINEAR_OK;
+  });
+}
+
+template <class Plan, class Attrs>
+qlinear_status ParallelCall(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                            const Attrs* attrs, void* y, size_t y_bytes, const qlinear_parallel_options* options) {
+  return Guarded([&] {
+    Plan p;
+    qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    Split split;
+    bool parallel;
+    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    Execute(p, y, parallel ? &split.tasks : nullptr);
+    return QLINEAR_OK;
+  });
 }
 
 }  // namespace
@@ -247,34 +296,14 @@ qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x, const qlin
                                              const qlinear_tensor* y_zero_point,
                                              const qlinear_quantize_attrs* attrs, int64_t first,
                                              int64_t count, void* y, size_t y_bytes) {
-  return Guarded([&] {
-    QuantizePlan p;
-    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckRange(first, count, p.layout.count, p.y_type)) != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
-    p.begin = first;
-    p.end = first + count;
-    ExecuteQuantize(p, y);
-    return QLINEAR_OK;
-  });
+  return RangeCall<QuantizePlan>(x, y_scale, y_zero_point, attrs, first, count, y, y_bytes);
 }
 
 qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* x_scale,
                                                const qlinear_tensor* x_zero_point,
                                                const qlinear_dequantize_attrs* attrs, int64_t first,
                                                int64_t count, void* y, size_t y_bytes) {
-  return Guarded([&] {
-    DequantizePlan p;
-    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckRange(first, count, p.layout.count, p.x_type)) != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
-    p.begin = first;
-    p.end = first + count;
-    ExecuteDequantize(p, y);
-    return QLINEAR_OK;
-  });
+  return RangeCall<DequantizePlan>(x, x_scale, x_zero_point, attrs, first, count, y, y_bytes);
 }
 
 void qlinear_parallel_options_init(qlinear_parallel_options* o) {
@@ -292,42 +321,14 @@ qlinear_status qlinear_quantize_linear_parallel(const qlinear_tensor* x, const q
                                                 const qlinear_tensor* y_zero_point,
                                                 const qlinear_quantize_attrs* attrs, void* y,
                                                 size_t y_bytes, const qlinear_parallel_options* options) {
-  return Guarded([&] {
-    QuantizePlan p;
-    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
-    Split split;
-    bool parallel;
-    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
-    if (parallel) {
-      ExecuteQuantizeTasks(p, y, split.per_task, split.run);
-    } else {
-      ExecuteQuantize(p, y);
-    }
-    return QLINEAR_OK;
-  });
+  return ParallelCall<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, options);
 }
 
 qlinear_status qlinear_dequantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* x_scale,
                                                   const qlinear_tensor* x_zero_point,
                                                   const qlinear_dequantize_attrs* attrs, void* y,
                                                   size_t y_bytes, const qlinear_parallel_options* options) {
-  return Guarded([&] {
-    DequantizePlan p;
-    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
-    Split split;
-    bool parallel;
-    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
-    if (parallel) {
-      ExecuteDequantizeTasks(p, y, split.per_task, split.run);
-    } else {
-      ExecuteDequantize(p, y);
-    }
-    return QLINEAR_OK;
-  });
+  return ParallelCall<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, options);
 }
 
 qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,

@@ -126,19 +126,6 @@ bool VectorQuantizeSupported(const QuantizePlan& p) {
 
 bool VectorDequantizeSupported(const DequantizePlan& p) { return true; }
 
-
-void ExecuteQuantize(const QuantizePlan& p, void* y) {
-  if (!VectorQuantizeSupported(p)) {
-    HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, QuantParams(), y);
-    return;
-  }
-  // The reciprocal path needs the quotient in float32 (no second rounding); float4 adds its
-  // zero point after the division.
-  const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
-  HWY_DYNAMIC_DISPATCH(QuantizeDriver)(p, d.params(), y);
-}
-
 namespace {
 
 // Byte offset of element `elements` from element 0 of a packed tensor of type t (elements is a
@@ -147,57 +134,50 @@ size_t ByteOffset(DType t, int64_t elements) {
   return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
 }
 
+// driver(plan, params, y) over the whole plan, or over its pieces through split's parallel-for.
 template <class Plan, class Driver>
-void RunTasks(const Plan& p, DType x_type, DType y_type, void* y, const QuantParams& prm,
-              int64_t per_task, const TaskRunner& run, Driver driver) {
+void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* split, Driver driver) {
+  if (split == nullptr) return driver(p, prm, y);
   struct Context {
     const Plan* plan;
-    DType x_type, y_type;
     void* y;
     const QuantParams* prm;
     int64_t per_task;
     Driver driver;
-  } ctx{&p, x_type, y_type, y, &prm, per_task, driver};
-  const int64_t tasks = (p.end - p.begin + per_task - 1) / per_task;
-  run.parallel_for(run.context, tasks, [](void* c, int64_t t) {
+  } ctx{&p, y, &prm, split->per_task, driver};
+  const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
+  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
     const Context& k = *static_cast<const Context*>(c);
     Plan piece = *k.plan;
     piece.begin = k.plan->begin + t * k.per_task;
     piece.end = std::min(k.plan->end, piece.begin + k.per_task);
     const int64_t skip = piece.begin - k.plan->begin;
-    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(k.x_type, skip);
-    k.driver(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(k.y_type, skip));
+    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(piece.x_type, skip);
+    k.driver(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(piece.y_type, skip));
   }, &ctx);
 }
 
 }  // namespace
 
-void ExecuteQuantizeTasks(const QuantizePlan& p, void* y, int64_t per_task, const TaskRunner& run) {
-  const bool vector = VectorQuantizeSupported(p);
-  const bool reciprocals = vector && p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
+void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
+  auto driver = [](const QuantizePlan& piece, const QuantParams& prm, void* out) {
+    HWY_DYNAMIC_DISPATCH(QuantizeDriver)(piece, prm, out);
+  };
+  if (!VectorQuantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
+  // The reciprocal path needs the quotient in float32 (no second rounding); float4 adds its
+  // zero point after the division.
+  const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
-  const QuantParams prm = vector ? d.params() : QuantParams();
-  RunTasks(p, p.x_type, p.y_type, y, prm, per_task, run,
-           [](const QuantizePlan& piece, const QuantParams& pr, void* out) {
-             HWY_DYNAMIC_DISPATCH(QuantizeDriver)(piece, pr, out);
-           });
+  RunPlan(p, y, d.params(), split, driver);
 }
 
-void ExecuteDequantizeTasks(const DequantizePlan& p, void* y, int64_t per_task, const TaskRunner& run) {
+void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split) {
+  auto driver = [](const DequantizePlan& piece, const QuantParams& prm, void* out) {
+    HWY_DYNAMIC_DISPATCH(DequantizeDriver)(piece, prm, out);
+  };
+  if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
   const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
-  RunTasks(p, p.x_type, p.y_type, y, d.params(), per_task, run,
-           [](const DequantizePlan& piece, const QuantParams& pr, void* out) {
-             HWY_DYNAMIC_DISPATCH(DequantizeDriver)(piece, pr, out);
-           });
-}
-
-void ExecuteDequantize(const DequantizePlan& p, void* y) {
-  if (!VectorDequantizeSupported(p)) {
-    HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, QuantParams(), y);
-    return;
-  }
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
-  HWY_DYNAMIC_DISPATCH(DequantizeDriver)(p, d.params(), y);
+  RunPlan(p, y, d.params(), split, driver);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

@@ -22,16 +22,18 @@ struct QuantParams {
 bool VectorQuantizeSupported(const QuantizePlan& p);
 bool VectorDequantizeSupported(const DequantizePlan& p);
 
-void ExecuteQuantize(const QuantizePlan& p, void* y);
 
-// Runs a plan as `tasks` pieces of `per_task` elements (a multiple of 64) through a caller's
-// parallel-for (the C ABI's qlinear_parallel_for_fn shape); scales are decoded once.
-struct TaskRunner {
-  void (*parallel_for)(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context);
-  void* context;
+// A plan run as pieces of `per_task` elements (a multiple of 64) through a parallel-for of the
+// C ABI's qlinear_parallel_for_fn shape. Scales are decoded once for all pieces.
+struct TaskSplit {
+  int64_t per_task = 0;
+  void (*parallel_for)(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context) = nullptr;
+  void* context = nullptr;
 };
-void ExecuteQuantizeTasks(const QuantizePlan& p, void* y, int64_t per_task, const TaskRunner& run);
-void ExecuteDequantizeTasks(const DequantizePlan& p, void* y, int64_t per_task, const TaskRunner& run);
+
+// Computes p's elements [p.begin, p.end) into y (which points at element p.begin), on the
+// calling thread, or split into tasks when `split` is given.
+void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split = nullptr);
 // QuantizeLinear with float32 division precision has two exact paths: divide, or multiply by
 // 1/scale and divide only near rounding boundaries (quantize-inl.h). kAuto takes the
 // environment's QLINEAR_QUANTIZE_PATH (division|reciprocal), else the one measured faster on
@@ -40,7 +42,7 @@ void ExecuteDequantizeTasks(const DequantizePlan& p, void* y, int64_t per_task, 
 enum class QuantizePath { kAuto, kDivision, kReciprocal };
 void SetQuantizePathForTest(QuantizePath path);
 bool ReciprocalPathChosen();  // what a call made now would use (float32 precision)
-void ExecuteDequantize(const DequantizePlan& p, void* y);
+void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split = nullptr);
 // Training: clamp mask and/or dx (reference.h BackwardArgs).
 struct BackwardArgs;
 void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b);
