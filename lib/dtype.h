@@ -69,7 +69,8 @@ inline uint64_t StorageBytes(DType t, uint64_t count) {
 // Largest element count whose StorageBytes does not overflow uint64.
 inline uint64_t MaxCountFor(DType t) {
   const uint64_t bits = static_cast<uint64_t>(Info(t).bits);
-  return bits >= 8 ? UINT64_MAX / (bits / 8) : UINT64_MAX;
+  // Element sizes are powers of two: a shift, not a division (this runs on every call).
+  return bits >= 8 ? UINT64_MAX >> __builtin_ctzll(bits / 8) : UINT64_MAX;
 }
 
 inline bool IsSubByte(DType t) { return Info(t).bits < 8; }

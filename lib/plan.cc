@@ -82,11 +82,10 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
   uint64_t n = empty ? 0 : 1;
   for (int32_t i = 0; i < t.rank && !empty; ++i) {
     const uint64_t d = static_cast<uint64_t>(t.shape[i]);
-    if (n > max_count / d) {
+    if (__builtin_mul_overflow(n, d, &n) || n > max_count) {  // no 64-bit division per call
       return Fail(QLINEAR_INVALID_ARGUMENT, "%s: element count of shape %s overflows 64-bit sizes",
                   name, ShapeText(t).text);
     }
-    n *= d;
   }
   if (StorageBytes(info->type, n) > static_cast<uint64_t>(SIZE_MAX)) {
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %llu elements do not fit in memory", name,
