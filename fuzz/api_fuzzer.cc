@@ -3,6 +3,7 @@
 // return an error with a message; nothing may be written past y_bytes (the buffer is exactly
 // that long, so ASan sees any overrun); a rejected call leaves y untouched; a successful one
 // equals the scalar reference.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -30,8 +31,12 @@ size_t PayloadBytes(const fuzz::FuzzTensor& t) {
   return bits >= 8 ? n * static_cast<size_t>(bits / 8) : (n * static_cast<size_t>(bits) + 7) / 8;
 }
 
-void Check(bool ok) {
-  if (!ok) std::abort();
+// Aborts (a libFuzzer crash with this input saved) naming the rule that failed.
+#define Check(ok) CheckAt((ok), #ok, __LINE__)
+void CheckAt(bool ok, const char* what, int line) {
+  if (ok) return;
+  std::fprintf(stderr, "api_fuzzer: check failed at line %d: %s\n", line, what);
+  std::abort();
 }
 
 // One Q or DQ call: the output is exactly y_bytes long (+1 spare byte to catch an overrun);

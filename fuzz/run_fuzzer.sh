@@ -6,5 +6,14 @@ set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3 cli=$4 nodes=$5
 mkdir -p "$work/corpus" "$work/seeds"
 if [[ -d $nodes ]]; then "$cli" fuzz-seed "$nodes" "$work/seeds"; fi
+# The whole log is kept; on a failure its report (from the first ERROR line) is printed, else the
+# final statistics.
+rc=0
 "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 \
-  -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 | tail -n 25
+  -artifact_prefix="$work/" "$work/corpus" "$work/seeds" > "$work/fuzz.log" 2>&1 || rc=$?
+if ((rc)); then
+  sed -n '/ERROR\|runtime error\|check failed/,$p' "$work/fuzz.log" | head -n 80
+else
+  tail -n 12 "$work/fuzz.log"
+fi
+exit $rc

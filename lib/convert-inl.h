@@ -68,12 +68,14 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> F16Bits(DF df, V v) {
   return hn::Or(out, sign16);
 }
 
-// bfloat16 bits of v (RNE; NaN stays a quiet NaN with the sign), in the low 16 bits.
+// bfloat16 bits of v (RNE; NaN -> sign | 0x7FC0), in the low 16 bits.
 template <class DF, class V = hn::Vec<DF>>
 HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> BF16Bits(DF df, V v) {
   const hn::RebindToSigned<DF> di;
   const hn::RebindToUnsigned<DF> du;
-  const auto quiet = hn::Or(hn::BitCast(du, v), hn::Set(du, 0x00400000u));  // keeps NaN a NaN
+  // NaN: the sign and the canonical quiet NaN 0x7FC0, as the reference writes it (found by
+  // api_fuzzer: a NaN scale with a full payload came out as 0xFFFF).
+  const auto quiet = hn::Or(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u));
   const auto r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet,
                                 hn::BitCast(du, RoundToBF16(df, v)));
   return hn::BitCast(di, hn::ShiftRight<16>(r));

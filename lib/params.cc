@@ -1,6 +1,8 @@
 #include "params.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "minifloat.h"
 #include "reference.h"
@@ -18,6 +20,39 @@ int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
   return LoadInt(t, zp, k);
 }
 
+// Typed copies for the common cases (blocked layouts decode a scale per 32 elements, so this
+// loop is on the hot path); everything else goes through the generic per-element loaders.
+template <class T>
+void Widen(const void* src, int64_t n, int32_t* dst) {
+  const T* p = static_cast<const T*>(src);
+  for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(p[k]);
+}
+
+void DecodeScales(DType t, const void* scale, int64_t n, Prec prec, float* s) {
+  if (t == DType::kFloat32 && prec == Prec::kF32) {
+    std::memcpy(s, scale, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(t, scale, k)));
+}
+
+void DecodeZeroPoints(DType t, const void* zp, int64_t n, int32_t* z) {
+  const bool is_int = Info(t).kind == Kind::kInt;
+  if (zp == nullptr || (!is_int && t != DType::kFloat4E2M1)) {
+    std::fill(z, z + n, ZeroPointLane(t, nullptr, 0));
+    return;
+  }
+  switch (t) {
+    case DType::kInt8: return Widen<int8_t>(zp, n, z);
+    case DType::kUint8: return Widen<uint8_t>(zp, n, z);
+    case DType::kInt16: return Widen<int16_t>(zp, n, z);
+    case DType::kUint16: return Widen<uint16_t>(zp, n, z);
+    case DType::kInt32: return Widen<int32_t>(zp, n, z);
+    default:
+      for (int64_t k = 0; k < n; ++k) z[k] = ZeroPointLane(t, zp, k);
+  }
+}
+
 }  // namespace
 
 DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type,
@@ -31,10 +66,8 @@ DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scal
     s = scales_.data();
     z = zps_.data();
   }
-  for (int64_t k = 0; k < n; ++k) {
-    s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(scale_type, scale, k)));
-    z[k] = ZeroPointLane(zp_type, zp, k);
-  }
+  DecodeScales(scale_type, scale, n, prec, s);
+  DecodeZeroPoints(zp_type, zp, n, z);
   prm_.scales = s;
   prm_.zps = z;
   if (reciprocals) {
@@ -44,10 +77,8 @@ DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scal
       r = recips_.data();
     }
     bool all_normal = true;
-    for (int64_t k = 0; k < n; ++k) {
-      r[k] = 1.0f / s[k];
-      all_normal = all_normal && std::isnormal(r[k]);
-    }
+    for (int64_t k = 0; k < n; ++k) r[k] = 1.0f / s[k];  // vectorizes
+    for (int64_t k = 0; k < n && all_normal; ++k) all_normal = std::isnormal(r[k]);
     if (all_normal) prm_.recips = r;
   }
   prm_.vector = true;

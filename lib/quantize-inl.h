@@ -362,10 +362,62 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
   }
 }
 
+// A run of blocks (period >= 16 elements per scale) in one call: blocks of whole vectors are
+// quantized inline with their broadcast scale (a call per 32-element block cost more than the
+// arithmetic); other blocks go through QuantizeSpan.
+template <class Enc, class XT, class TOut>
+HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x,
+                                 const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                                 const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+  const Enc enc = enc_ref;  // see QuantizeSpan
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const bool relative = enc.RelativeMargin();
+  const auto limit = enc.BoundaryLimit(df);
+  int64_t j = 0, len = run.period - run.phase;
+  for (int64_t k = 0; j < run.count; ++k, j += len, len = run.period) {
+    len = std::min(len, run.count - j);
+    const float* rk = r != nullptr ? r + k : nullptr;
+    if (len % N != 0) {
+      QuantizeSpan<false>(enc, x + j, len, s + k, rk, z + k, out + j);
+      continue;
+    }
+    const auto vs = hn::Set(df, s[k]);
+    const auto vz = hn::Set(di, z[k]);
+    if (Enc::kReciprocal && rk != nullptr) {
+      const auto vr = hn::Set(df, *rk);
+      for (int64_t i = j; i < j + len; i += N) {
+        const auto xv = LoadAsF32(df, x + i);
+        auto q = hn::Mul(xv, vr);
+        auto prepared = enc.Prepare(df, q, vz);
+        const auto near = relative ? enc.template NearBoundary<true>(df, prepared, limit)
+                                   : enc.template NearBoundary<false>(df, prepared, limit);
+        if (HWY_UNLIKELY(!hn::AllFalse(df, near))) {
+          q = hn::Div(xv, vs);
+          prepared = enc.Prepare(df, q, vz);
+        }
+        StoreCodes(df, enc.Finish(df, q, prepared, vz), out + i);
+      }
+    } else {
+      for (int64_t i = j; i < j + len; i += N) {
+        StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz), out + i);
+      }
+    }
+  }
+}
+
 // One run, xr[0, run.count) into out[0, run.count).
 template <class Enc, class XT, class TOut>
 HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT xr,
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
+  if constexpr (Enc::kReciprocal) {  // (the clamp-test encoders keep to spans)
+    if (run.period >= 16 && run.phase + run.count > run.period) {
+      const float* r = prm.recips != nullptr ? prm.recips + run.scale_first : nullptr;
+      return QuantizeBlocks(enc, run, xr, prm.scales + run.scale_first, r,
+                            prm.zps + run.scale_first, out);
+    }
+  }
   ForEachSpan(run, prm, [&](const Span& sp) {
     if (sp.per_element) {
       QuantizeSpan<true>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);

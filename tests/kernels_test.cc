@@ -344,6 +344,36 @@ void CheckDequantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, size_
   }
 }
 
+// NaN products written as float16/bfloat16: the reference's canonical quiet NaN with the sign,
+// whatever the payload (api_fuzzer found a NaN scale 0xFFFFFFFF written as bfloat16 0xFFFF).
+TEST_P(KernelTest, DequantizeNaNPayloadsToHalfTypes) {
+  const int64_t n = 37;
+  std::vector<int8_t> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = static_cast<int8_t>(i - 18);
+  for (uint32_t nan_bits : {0xFFFFFFFFu, 0x7F800001u, 0xFFC00001u, 0x7FBFFFFFu}) {
+    float s;
+    std::memcpy(&s, &nan_bits, 4);
+    for (int32_t yt : {QLINEAR_DTYPE_BFLOAT16, QLINEAR_DTYPE_FLOAT16}) {
+      const int64_t dims[1] = {n};
+      const qlinear_tensor x{QLINEAR_DTYPE_INT8, 1, dims, xs.data()};
+      const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+      qlinear_dequantize_attrs a;
+      qlinear_dequantize_attrs_init(&a);
+      a.output_dtype = yt;
+      std::vector<uint16_t> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+      ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, nullptr, &a, got.data(), got.size() * 2), QLINEAR_OK)
+          << qlinear_last_error();
+      DequantizePlan plan;
+      ASSERT_EQ(PlanDequantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+      DequantizeReference(plan, want.data(), 0, n);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)])
+            << qlinear_dtype_name(yt) << " scale bits 0x" << std::hex << nan_bits << " element " << std::dec << i;
+      }
+    }
+  }
+}
+
 TEST_P(KernelTest, DequantizeEveryType) {
   std::mt19937 rng(6);
   const int32_t inputs[] = {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT8,  QLINEAR_DTYPE_UINT16,
