@@ -91,7 +91,8 @@ HWY_INLINE V RoundToPrec(DF df, V v, Prec prec) {
 }
 
 // float16 lanes -> float32, exact. Written on the bits because Highway 1.0.3's PromoteTo treats
-// exponent 31 (Inf/NaN) as a normal exponent on SSE4 and SCALAR (Inf -> 65536).
+// exponent 31 (Inf/NaN) as a normal exponent on SSE4 and SCALAR (Inf -> 65536); x86 targets
+// with F16C use the instruction (LoadAsF32).
 template <class DF>
 HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const hwy::float16_t* HWY_RESTRICT p) {
   const hn::RebindToSigned<DF> di;
@@ -115,7 +116,11 @@ HWY_INLINE hn::Vec<DF> LoadAsF32(DF df, const T* HWY_RESTRICT p) {
   } else if constexpr (std::is_same<T, int32_t>::value) {
     return hn::ConvertTo(df, hn::LoadU(hn::RebindToSigned<DF>(), p));
   } else if constexpr (std::is_same<T, hwy::float16_t>::value) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), p));  // VCVTPH2PS: exact
+#else
     return LoadF16AsF32(df, p);
+#endif
   } else {
     return hn::PromoteTo(df, hn::LoadU(hn::Rebind<T, DF>(), p));
   }

@@ -30,7 +30,7 @@ void Widen(const void* src, int64_t n, int32_t* dst) {
 
 void DecodeScales(DType t, const void* scale, int64_t n, Prec prec, float* s) {
   if (t == DType::kFloat32 && prec == Prec::kF32) {
-    std::memcpy(s, scale, static_cast<size_t>(n) * sizeof(float));
+    if (n > 0) std::memcpy(s, scale, static_cast<size_t>(n) * sizeof(float));  // (empty: data may be NULL)
     return;
   }
   for (int64_t k = 0; k < n; ++k) s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(t, scale, k)));

@@ -429,6 +429,22 @@ TEST(Names, DtypesStatusesVersion) {
   EXPECT_STRNE(qlinear_active_target(), "");
 }
 
+// Empty tensors are valid and may have NULL data everywhere, per-axis scales included (api_fuzzer
+// found a memcpy from a NULL, empty scale array).
+TEST(QuantizeValidation, EmptyPerAxisWithNullData) {
+  const int64_t xs[2] = {0, 4}, ss[1] = {0};
+  const qlinear_tensor x{QLINEAR_DTYPE_FLOAT, 2, xs, nullptr};
+  const qlinear_tensor s{QLINEAR_DTYPE_FLOAT, 1, ss, nullptr};
+  qlinear_quantize_attrs a = QAttrs();
+  a.axis = 0;
+  EXPECT_EQ(qlinear_quantize_linear(&x, &s, nullptr, &a, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = 0;
+  const qlinear_tensor q{QLINEAR_DTYPE_INT8, 2, xs, nullptr};
+  EXPECT_EQ(qlinear_dequantize_linear(&q, &s, nullptr, &da, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace qlinear
