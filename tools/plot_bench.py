@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Charts from qlinear_bench JSON (--benchmark_out=FILE --benchmark_out_format=json).
 
   tools/plot_bench.py RESULT.json [OUTDIR]            elements/s vs size (one line per target and
@@ -43,14 +43,16 @@ def size_chart(ctx, rows, out, title_extra=""):
     fig, ax = plt.subplots(figsize=(8, 5))
     prefixes = ("Quantize/float32->int8/tensor/", "Ceiling/load4store1/tensor/")
     for key, series in sorted(rows.items()):
-        if not key.startswith(prefixes) or key.endswith(("-div", "-recip")):
+        if not key.startswith(prefixes) or key.endswith(("-div", "-recip")) or "threads:" in key:
             continue
+        if key.startswith("Ceiling") and not key.endswith("/" + best_target(ctx)):
+            continue  # one ceiling: the dispatched target's
         pts = sorted((s, v) for s, v in series.items() if s)
         if len(pts) < 2:
             continue
         style = "--" if key.startswith("Ceiling") else "-"
         ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                label=key.replace("Quantize/float32->int8/tensor/", "int8 "))
+                label=key.replace("Quantize/float32->int8/tensor/", "int8 ").replace("Ceiling/load4store1/tensor/", "ceiling "))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("elements")
     ax.set_ylabel("G elements/s")
