@@ -6,4 +6,6 @@ set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu)
+# No -L: the loader and libc must both be libc6:arm64 (the cross libc6-arm64-cross is an older
+# build; mixing its loader with the newer libc hangs every pthread_create under qemu).
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64)

@@ -16,7 +16,9 @@ need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libgtest-d
 need_arm=()
 if [[ $mode == test ]]; then
   need+=(g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev)
-  need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libcpu-features-dev:arm64)
+  # qemu runs the tests with the arm64 loader and libraries from these (see cmake/aarch64-linux-gnu.cmake).
+  need_arm=(libhwy-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libcpu-features-dev:arm64
+            libstdc++6:arm64 libgomp1:arm64)
 fi
 
 missing() { for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done; }
@@ -43,9 +45,11 @@ if [[ $mode == run ]]; then
 fi
 
 start=$SECONDS
-cmake --workflow --preset ci
-cmake --workflow --preset asan
-cmake --workflow --preset tsan
-cmake --workflow --preset fuzz
-cmake --workflow --preset aarch64
+times=()
+for preset in ci asan tsan fuzz aarch64; do
+  t=$SECONDS
+  cmake --workflow --preset "$preset"
+  times+=("$preset $((SECONDS - t)) s")
+done
+printf 'workflow time: %s\n' "${times[@]}"
 echo "all test workflows passed in $((SECONDS - start)) s"
