@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "lib/dtype.h"
-#include "qlinear/qlinear.h"
+#include "qlinear/qlinear.hpp"
 
 namespace qlinear {
 namespace {
@@ -201,6 +201,62 @@ TEST(Parallel, SmallTensorsStayOnTheCallingThreadAndBadOptionsFail) {
             QLINEAR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(qlinear_last_error()).find("struct_size"), std::string::npos);
   for (uint8_t v : untouched) ASSERT_EQ(v, 0x77);
+}
+
+// The C++ layer: the same results through ParallelOptions with a std::function runner, and the
+// range wrappers report the C status and message.
+TEST(Parallel, CppWrappersMatchTheCCalls) {
+  const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
+  Call c(big, QLINEAR_DTYPE_INT4);
+  const std::vector<uint8_t> whole = c.Whole();
+  const TensorView x(DataType::kFloat, big.shape, c.x.data());
+  const TensorView s(DataType::kFloat, big.scale_shape, c.scales.data());
+  QuantizeAttrs a;
+  a.axis = 1;
+  a.output_dtype = QLINEAR_DTYPE_INT4;
+  std::atomic<int64_t> tasks{0};
+  ParallelOptions o;
+  o.max_threads = 4;
+  o.min_elements_per_task = 10000;
+  o.parallel_for = [&](int64_t count, const std::function<void(int64_t)>& task) {
+    tasks += count;
+    std::vector<std::thread> threads;
+    for (int64_t i = 0; i < count; ++i) threads.emplace_back([&task, i] { task(i); });
+    for (std::thread& t : threads) t.join();
+  };
+  std::vector<uint8_t> y(c.y_bytes, 0);
+  Status st = QuantizeLinearParallel(x, s, nullptr, a, y.data(), y.size(), o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(tasks.load(), 4);
+  EXPECT_EQ(y, whole);
+
+  // Slices of 1000 elements (even: whole bytes of int4) joined.
+  std::vector<uint8_t> joined(c.y_bytes, 0);
+  const int64_t n = Count(big.shape);
+  for (int64_t first = 0; first < n; first += 1000) {
+    const int64_t count = std::min<int64_t>(1000, n - first);
+    const TensorView slice(DataType::kFloat, big.shape, c.x.data() + first);
+    st = QuantizeLinearRange(slice, s, nullptr, a, first, count, joined.data() + first / 2,
+                             joined.size() - static_cast<size_t>(first / 2));
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  EXPECT_EQ(joined, whole);
+  st = QuantizeLinearRange(x, s, nullptr, a, 3, 10, joined.data(), joined.size());
+  EXPECT_EQ(st.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(st.message().find("first"), std::string::npos) << st.message();
+
+  // Dequantize: default options (OpenMP or serial) and a range, against the whole serial call.
+  const TensorView q(DataType::kInt4, big.shape, whole.data());
+  DequantizeAttrs da;
+  da.axis = 1;
+  std::vector<float> serial(static_cast<size_t>(n)), par(static_cast<size_t>(n), -1.0f);
+  ASSERT_TRUE(DequantizeLinear(q, s, nullptr, da, serial.data(), serial.size() * 4).ok());
+  ASSERT_TRUE(DequantizeLinearParallel(q, s, nullptr, da, par.data(), par.size() * 4).ok());
+  EXPECT_EQ(0, std::memcmp(serial.data(), par.data(), par.size() * 4));
+  std::vector<float> tail(1000, -1.0f);
+  const TensorView qslice(DataType::kInt4, big.shape, whole.data() + (n - 1000) / 2);
+  ASSERT_TRUE(DequantizeLinearRange(qslice, s, nullptr, da, n - 1000, 1000, tail.data(), 4000).ok());
+  EXPECT_EQ(0, std::memcmp(serial.data() + (n - 1000), tail.data(), 4000));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,88 @@ inline Status QuantizeLinearBackward(const TensorView& x, const TensorView& scal
                                                         &cdy, lda, clamp_mask, mask_bytes, dx,
                                                         dx_bytes));
 }
+
+// ---- Sharding and threads (qlinear.h "Sharding and threads") ----------------------------------
+
+// Elements [first, first + count) of the flattened tensor x (x.data points at element `first`),
+// with the whole tensor's scales and zero points.
+inline Status QuantizeLinearRange(const TensorView& x, const TensorView& scale,
+                                  const TensorView* zero_point, const QuantizeAttrs& attrs,
+                                  int64_t first, int64_t count, void* y, size_t y_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_quantize_attrs ca = attrs.c();
+  return Status::FromC(qlinear_quantize_linear_range(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+                                                     first, count, y, y_bytes));
+}
+
+inline Status DequantizeLinearRange(const TensorView& x, const TensorView& scale,
+                                    const TensorView* zero_point, const DequantizeAttrs& attrs,
+                                    int64_t first, int64_t count, void* y, size_t y_bytes) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_dequantize_attrs ca = attrs.c();
+  return Status::FromC(qlinear_dequantize_linear_range(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+                                                       first, count, y, y_bytes));
+}
+
+// The runner of a thread pool: must call task(i) once for every i in [0, count), on any threads,
+// and return when all have returned.
+using ParallelFor = std::function<void(int64_t count, const std::function<void(int64_t)>& task)>;
+
+struct ParallelOptions {
+  int32_t max_threads = 0;            // 0: OpenMP's thread count, or 64
+  int64_t min_elements_per_task = 0;  // 0: the library default (qlinear.h)
+  ParallelFor parallel_for;           // empty: OpenMP if built in, else serial
+};
+
+namespace detail {
+struct Runner {
+  const ParallelFor* parallel_for;
+  static void Run(void* self, int64_t count, qlinear_task_fn task, void* task_context) {
+    (*static_cast<Runner*>(self)->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
+  }
+};
+inline qlinear_parallel_options ParallelC(const ParallelOptions& o, Runner* runner) {
+  qlinear_parallel_options c;
+  qlinear_parallel_options_init(&c);
+  c.max_threads = o.max_threads;
+  c.min_elements_per_task = o.min_elements_per_task;
+  if (o.parallel_for) {
+    runner->parallel_for = &o.parallel_for;
+    c.parallel_for = Runner::Run;
+    c.runner_context = runner;
+  }
+  return c;
+}
+}  // namespace detail
+
+inline Status QuantizeLinearParallel(const TensorView& x, const TensorView& scale,
+                                     const TensorView* zero_point, const QuantizeAttrs& attrs,
+                                     void* y, size_t y_bytes, const ParallelOptions& options = {}) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_quantize_attrs ca = attrs.c();
+  detail::Runner runner{nullptr};
+  const qlinear_parallel_options co = detail::ParallelC(options, &runner);
+  return Status::FromC(qlinear_quantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+                                                        y, y_bytes, &co));
+}
+
+inline Status DequantizeLinearParallel(const TensorView& x, const TensorView& scale,
+                                       const TensorView* zero_point, const DequantizeAttrs& attrs,
+                                       void* y, size_t y_bytes,
+                                       const ParallelOptions& options = {}) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const qlinear_dequantize_attrs ca = attrs.c();
+  detail::Runner runner{nullptr};
+  const qlinear_parallel_options co = detail::ParallelC(options, &runner);
+  return Status::FromC(qlinear_dequantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr,
+                                                          &ca, y, y_bytes, &co));
+}
+
+inline bool OpenMPEnabled() { return qlinear_openmp_enabled() != 0; }
 
 namespace detail {
 template <class T> struct QType;
