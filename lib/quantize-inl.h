@@ -104,6 +104,44 @@ struct IntEncoder {
   }
   static constexpr float kRounder = 12582912.0f;  // 1.5 * 2^23
   static constexpr int32_t kRounderBits = 0x4B400000;
+
+  // The reciprocal path's codes and boundary flags from one addition (ranges of at most 8 bits,
+  // !RelativeMargin(): |c| <= 255, c + zp in [-128, 255]). t = c + (768 + zp + 0.5 + w), w =
+  // 2^-12, lies in [512, 1024) where the float32 ulp is 2^-14; the offset is on that grid, so t
+  // is exact but for c rounded to 14 fraction bits (error <= 2^-15), and bits(t) - bits(768) =
+  // (c' + zp + 0.5 + w) * 2^14. The code is its floor, an arithmetic shift, except where c' lies
+  // within w of a half-integer: exactly the lanes whose fraction bits 3..13 are all zero
+  // (flagged, redone by division). Unflagged lanes are >= w - 2^-15 = 7 * 2^-15 from every
+  // half-integer, beyond NearBoundary's margin 255 * 2^-20, so division gives the same code.
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> FixedPointOffset(DF df, hn::Vec<DI> zp) const {
+    return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, 768.5f + 0x1p-12f));
+  }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> c, hn::Vec<DF> offset,
+                                         hn::Mask<DF>* near) const {
+    const DI di;
+    const auto t = hn::BitCast(di, hn::Add(c, offset));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (hn::MaxLanes(df) == 16) {  // one VPTESTNMD (GCC keeps And + compare apart)
+      *near = hn::Mask<DF>{_mm512_testn_epi32_mask(t.raw, hn::Set(di, 0x3FF8).raw)};
+    } else
+#endif
+    {
+      *near = hn::RebindMask(df, hn::Eq(hn::And(t, hn::Set(di, 0x3FF8)), hn::Zero(di)));
+    }
+    return hn::Sub(hn::ShiftRight<14>(t), hn::Set(di, 0x44400000 >> 14));
+  }
+
+  // Codes of q = x * (1/s) and the lanes to redo by division (see ReciprocalVectors).
+  template <bool kRelative, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> q, hn::Vec<DI> zp, hn::Vec<DF> limit,
+                                          hn::Mask<DF>* near) const {
+    const hn::Vec<DF> c = Prepare(df, q, zp);
+    if constexpr (!kRelative) return FixedPointCodes(df, c, FixedPointOffset(df, zp), near);
+    *near = NearBoundary<true>(df, c, limit);
+    return Finish(df, q, c, zp);
+  }
 };
 
 // Format facts of the float8/float4 output types, at compile time (SEMANTICS.md 3.1).
@@ -177,6 +215,14 @@ struct MiniFloatEncoder {
       return Finish(df, q, av, zp);
     }
     return Finish(df, q, Prepare(df, q, zp), zp);
+  }
+  // Codes of q = x * (1/s) and the lanes to redo by division (not float4: kReciprocal).
+  template <bool kRelative, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> q, hn::Vec<DI> zp, hn::Vec<DF> limit,
+                                          hn::Mask<DF>* near) const {
+    const hn::Vec<DF> av = Prepare(df, q, zp);
+    *near = NearBoundary<kRelative>(df, av, limit);
+    return Finish(df, q, av, zp);
   }
   // Codes from q and av = Prepare(q) (float4: q + zp and its av).
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -263,9 +309,9 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
   auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
     const auto q = hn::Mul(LoadAsF32(df, x + i), kPerElement ? hn::LoadU(df, r + i) : ur);
-    const auto prepared = enc.Prepare(df, q, vz);
-    StoreCodes(df, enc.Finish(df, q, prepared, vz), out + i);
-    return enc.template NearBoundary<kRelative>(df, prepared, limit);
+    hn::Mask<decltype(df)> near;
+    StoreCodes(df, enc.template EncodeReciprocal<kRelative>(df, q, vz, limit, &near), out + i);
+    return near;
   };
   int64_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
@@ -389,15 +435,12 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
       const auto vr = hn::Set(df, *rk);
       for (int64_t i = j; i < j + len; i += N) {
         const auto xv = LoadAsF32(df, x + i);
-        auto q = hn::Mul(xv, vr);
-        auto prepared = enc.Prepare(df, q, vz);
-        const auto near = relative ? enc.template NearBoundary<true>(df, prepared, limit)
-                                   : enc.template NearBoundary<false>(df, prepared, limit);
-        if (HWY_UNLIKELY(!hn::AllFalse(df, near))) {
-          q = hn::Div(xv, vs);
-          prepared = enc.Prepare(df, q, vz);
-        }
-        StoreCodes(df, enc.Finish(df, q, prepared, vz), out + i);
+        const auto q = hn::Mul(xv, vr);
+        hn::Mask<decltype(df)> near;
+        auto codes = relative ? enc.template EncodeReciprocal<true>(df, q, vz, limit, &near)
+                              : enc.template EncodeReciprocal<false>(df, q, vz, limit, &near);
+        if (HWY_UNLIKELY(!hn::AllFalse(df, near))) codes = enc.Encode(df, hn::Div(xv, vs), vz);
+        StoreCodes(df, codes, out + i);
       }
     } else {
       for (int64_t i = j; i < j + len; i += N) {
