@@ -84,44 +84,46 @@ struct IntEncoder {
     return Finish(df, q, Prepare(df, q, zp), zp);
   }
   // Lanes whose clamped c lies within |c| * 2^-20 of a half-integer: the only places where
-  // rounding c can differ from rounding a quotient 1.5 * 2^-23 |c| away. (The bounds are
-  // integers, 0.5 from any half-integer inside the range.) Up to 12-bit ranges the margin is
-  // the constant (qmax - qmin) * 2^-20 >= |c| * 2^-20 (zp lies in [qmin, qmax]): fewer ops, at
-  // most 2^-7 of the lanes flagged. `limit` = BoundaryLimit(), hoisted by the caller.
-  bool RelativeMargin() const { return qmax - qmin > 4096; }
+  // rounding c can differ from rounding a quotient 1.5 * 2^-23 |c| away. Ranges wider than
+  // 8 bits (RelativeMargin) use this; narrower ones the fixed-point test below.
+  bool RelativeMargin() const { return qmax - qmin > 255; }
   template <class DF>
-  HWY_INLINE hn::Vec<DF> BoundaryLimit(DF df) const {
-    return hn::Set(df, 0.5f - static_cast<float>(qmax - qmin) * 0x1p-20f);
-  }
-  template <bool kRelative, class DF>
-  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> c, hn::Vec<DF> limit) const {
+  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> c) const {
     const auto rounded = hn::Sub(hn::Add(c, hn::Set(df, kRounder)), hn::Set(df, kRounder));
     const auto from_int = hn::Abs(hn::Sub(c, rounded));  // exact
-    if (kRelative) {
-      return hn::Ge(hn::MulAdd(hn::Abs(c), hn::Set(df, 0x1p-20f), from_int), hn::Set(df, 0.5f));
-    }
-    return hn::Gt(from_int, limit);
+    return hn::Ge(hn::MulAdd(hn::Abs(c), hn::Set(df, 0x1p-20f), from_int), hn::Set(df, 0.5f));
   }
   static constexpr float kRounder = 12582912.0f;  // 1.5 * 2^23
   static constexpr int32_t kRounderBits = 0x4B400000;
 
-  // The reciprocal path's codes and boundary flags from one addition (ranges of at most 8 bits,
-  // !RelativeMargin(): |c| <= 255, c + zp in [-128, 255]). t = c + (768 + zp + 0.5 + w), w =
-  // 2^-12, lies in [512, 1024) where the float32 ulp is 2^-14; the offset is on that grid, so t
-  // is exact but for c rounded to 14 fraction bits (error <= 2^-15), and bits(t) - bits(768) =
-  // (c' + zp + 0.5 + w) * 2^14. The code is its floor, an arithmetic shift, except where c' lies
-  // within w of a half-integer: exactly the lanes whose fraction bits 3..13 are all zero
-  // (flagged, redone by division). Unflagged lanes are >= w - 2^-15 = 7 * 2^-15 from every
-  // half-integer, beyond NearBoundary's margin 255 * 2^-20, so division gives the same code.
+  // The reciprocal path for ranges of at most 8 bits (qmin >= -128, qmax <= 255): one fused
+  // t = x * r + (768 + zp + 0.5 + w), w = 2^-12, then t clamped to [768 + qmin + 0.25,
+  // 768 + qmax + 0.75] (bounds that do not depend on zp). t lies in [512, 1024), where the
+  // float32 ulp is 2^-14: bits(t) - bits(768) = (c' + zp + 0.5 + w) * 2^14 for c' within
+  // 2^-15 (rounding of t) + 2^-23 |c| (1/s rounded; 1.5 * 2^-23 |c| without FMA) of the
+  // quotient fl(x / s), |c| <= 255: at most 10.5 * 2^-15 in all. The code is floor(t) - 768,
+  // a shift, except where that error could cross a half-integer: lanes whose t has a
+  // fraction below 2^-11 = 16 * 2^-15 > w + error, i.e. fraction bits 3..13 all zero, are
+  // flagged and redone by division (ties land there too: their fraction is w + error).
+  // Clamping t instead of c is exact: lanes below the lower bound have c + zp < qmin - 0.25
+  // and saturate to qmin either way; the bounds' fractions 0.25 / 0.75 are never flagged.
+  // NaN: MAXPS returns its second operand (the lower bound) on x86, as Prepare does.
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> FixedPointOffset(DF df, hn::Vec<DI> zp) const {
     return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, 768.5f + 0x1p-12f));
   }
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> c, hn::Vec<DF> offset,
+  // kLowByte: only the codes' low 8 bits are used (a truncating store); skips the subtraction
+  // of bits(768) >> 14 = 0x11100, whose low byte is zero.
+  template <bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DF> offset,
                                          hn::Mask<DF>* near) const {
     const DI di;
-    const auto t = hn::BitCast(di, hn::Add(c, offset));
+    const auto lo = hn::Set(df, 768.25f + static_cast<float>(qmin));
+    auto tf = hn::Min(hn::Max(hn::MulAdd(x, r, offset), lo), hn::Set(df, 768.75f + static_cast<float>(qmax)));
+#if !HWY_ARCH_X86
+    tf = hn::IfThenElse(hn::IsNaN(tf), lo, tf);
+#endif
+    const auto t = hn::BitCast(di, tf);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
     // One VPTESTNMD: from Highway's And + Eq, GCC emits VPANDD + VPTESTNMD, and that extra op cost
     // 12% (int8 64K 9.95 -> 8.8 G el/s, A/B binaries back to back).
@@ -132,16 +134,18 @@ struct IntEncoder {
     {
       *near = hn::RebindMask(df, hn::Eq(hn::And(t, hn::Set(di, 0x3FF8)), hn::Zero(di)));
     }
-    return hn::Sub(hn::ShiftRight<14>(t), hn::Set(di, 0x44400000 >> 14));
+    const auto codes = hn::ShiftRight<14>(t);
+    return kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
   }
 
-  // Codes of q = x * (1/s) and the lanes to redo by division (see ReciprocalVectors).
-  template <bool kRelative, class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> q, hn::Vec<DI> zp, hn::Vec<DF> limit,
+  // Codes of x * r (r = 1/s) and the lanes to redo by division (see ReciprocalVectors).
+  template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp,
                                           hn::Mask<DF>* near) const {
+    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, FixedPointOffset(df, zp), near);
+    const hn::Vec<DF> q = hn::Mul(x, r);
     const hn::Vec<DF> c = Prepare(df, q, zp);
-    if constexpr (!kRelative) return FixedPointCodes(df, c, FixedPointOffset(df, zp), near);
-    *near = NearBoundary<true>(df, c, limit);
+    *near = NearBoundary(df, c);
     return Finish(df, q, c, zp);
   }
 };
@@ -185,9 +189,7 @@ struct MiniFloatEncoder {
   // nearest multiple of the quantum. The overflow point (max + half an ulp) is a midpoint too.
   bool RelativeMargin() const { return false; }
   template <class DF>
-  HWY_INLINE hn::Vec<DF> BoundaryLimit(DF df) const { return hn::Zero(df); }
-  template <bool kRelative, class DF>
-  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> av, hn::Vec<DF> /*limit*/) const {
+  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> av) const {
     const hn::RebindToSigned<DF> di;
     const auto a = hn::BitCast(di, av);
     constexpr int kShift = 23 - Tr::kMant;
@@ -219,11 +221,12 @@ struct MiniFloatEncoder {
     return Finish(df, q, Prepare(df, q, zp), zp);
   }
   // Codes of q = x * (1/s) and the lanes to redo by division (not float4: kReciprocal).
-  template <bool kRelative, class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> q, hn::Vec<DI> zp, hn::Vec<DF> limit,
+  template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp,
                                           hn::Mask<DF>* near) const {
+    const hn::Vec<DF> q = hn::Mul(x, r);
     const hn::Vec<DF> av = Prepare(df, q, zp);
-    *near = NearBoundary<kRelative>(df, av, limit);
+    *near = NearBoundary(df, av);
     return Finish(df, q, av, zp);
   }
   // Codes from q and av = Prepare(q) (float4: q + zp and its av).
@@ -258,6 +261,16 @@ struct MiniFloatEncoder {
     return hn::Xor(code, sign);
   }
 };
+
+// Whether StoreCodes<DF, TOut> keeps only the low bits of each code (VPMOVDB) rather than
+// saturating (DemoteTo): the fixed-point encoder can then skip a subtraction.
+template <class DF, class TOut>
+constexpr bool kTruncatingStore =
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    sizeof(TOut) == 1 && hn::MaxLanes(DF()) == 16;
+#else
+    false;
+#endif
 
 template <class DF, class TOut>
 HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_RESTRICT out) {
@@ -305,14 +318,15 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
-  const auto limit = enc.BoundaryLimit(df);
   auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
-    const auto q = hn::Mul(LoadAsF32(df, x + i), kPerElement ? hn::LoadU(df, r + i) : ur);
+    const auto vr = kPerElement ? hn::LoadU(df, r + i) : ur;
     hn::Mask<decltype(df)> near;
-    StoreCodes(df, enc.template EncodeReciprocal<kRelative>(df, q, vz, limit, &near), out + i);
+    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, &near),
+               out + i);
     return near;
   };
   int64_t i = 0;
@@ -422,7 +436,7 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const bool relative = enc.RelativeMargin();
-  const auto limit = enc.BoundaryLimit(df);
+  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
   int64_t j = 0, len = run.period - run.phase;
   for (int64_t k = 0; j < run.count; ++k, j += len, len = run.period) {
     len = std::min(len, run.count - j);
@@ -437,10 +451,9 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
       const auto vr = hn::Set(df, *rk);
       for (int64_t i = j; i < j + len; i += N) {
         const auto xv = LoadAsF32(df, x + i);
-        const auto q = hn::Mul(xv, vr);
         hn::Mask<decltype(df)> near;
-        auto codes = relative ? enc.template EncodeReciprocal<true>(df, q, vz, limit, &near)
-                              : enc.template EncodeReciprocal<false>(df, q, vz, limit, &near);
+        auto codes = relative ? enc.template EncodeReciprocal<true, kLowByte>(df, xv, vr, vz, &near)
+                              : enc.template EncodeReciprocal<false, kLowByte>(df, xv, vr, vz, &near);
         if (HWY_UNLIKELY(!hn::AllFalse(df, near))) codes = enc.Encode(df, hn::Div(xv, vs), vz);
         StoreCodes(df, codes, out + i);
       }
