@@ -41,6 +41,20 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Elements staged per chunk for sub-byte outputs/inputs (a multiple of 4: whole bytes).
 constexpr int64_t kChunk = 1024;
 
+// Lanes of v (int32) with none of `bits` set, as a mask for DF. On AVX-512 one VPTESTNMD: from
+// Highway's And + Eq, GCC emits VPANDD + VPTESTNMD, and that extra op cost 12% (int8 64K
+// 9.95 -> 8.8 G el/s, A/B binaries back to back).
+template <class DF, class VI>
+HWY_INLINE hn::Mask<DF> NoBitsSet(DF df, VI v, int32_t bits) {
+  const hn::RebindToSigned<DF> di;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (hn::MaxLanes(df) == 16) {
+    return hn::Mask<DF>{_mm512_testn_epi32_mask(v.raw, hn::Set(di, bits).raw)};
+  }
+#endif
+  return hn::RebindMask(df, hn::Eq(hn::And(v, hn::Set(di, bits)), hn::Zero(di)));
+}
+
 // ---- QuantizeLinear encoders: quotient lanes -> output codes (int32 lanes) -----------------
 //
 // An encoder maps quotient lanes and zero-point lanes to codes:
@@ -124,16 +138,7 @@ struct IntEncoder {
     tf = hn::IfThenElse(hn::IsNaN(tf), lo, tf);
 #endif
     const auto t = hn::BitCast(di, tf);
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    // One VPTESTNMD: from Highway's And + Eq, GCC emits VPANDD + VPTESTNMD, and that extra op cost
-    // 12% (int8 64K 9.95 -> 8.8 G el/s, A/B binaries back to back).
-    if constexpr (hn::MaxLanes(df) == 16) {
-      *near = hn::Mask<DF>{_mm512_testn_epi32_mask(t.raw, hn::Set(di, 0x3FF8).raw)};
-    } else
-#endif
-    {
-      *near = hn::RebindMask(df, hn::Eq(hn::And(t, hn::Set(di, 0x3FF8)), hn::Zero(di)));
-    }
+    *near = NoBitsSet(df, t, 0x3FF8);
     const auto codes = hn::ShiftRight<14>(t);
     return kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
   }
@@ -183,25 +188,7 @@ struct MiniFloatEncoder {
   static constexpr bool kReciprocal = !Tr::kFp4;
   bool saturate;
   Prec prec;
-  // Lanes whose |q| (as Prepare leaves it) is near a rounding midpoint of the format (where the
-  // code changes): in the normal range, float32 fraction bits below the format's mantissa
-  // within 16 ulps of one half; in the subnormal range, within 2^-10 of a half quantum from the
-  // nearest multiple of the quantum. The overflow point (max + half an ulp) is a midpoint too.
   bool RelativeMargin() const { return false; }
-  template <class DF>
-  HWY_INLINE hn::Mask<DF> NearBoundary(DF df, hn::Vec<DF> av) const {
-    const hn::RebindToSigned<DF> di;
-    const auto a = hn::BitCast(di, av);
-    constexpr int kShift = 23 - Tr::kMant;
-    const auto low = hn::And(a, hn::Set(di, (1 << kShift) - 1));
-    const auto normal = hn::Lt(hn::Abs(hn::Sub(low, hn::Set(di, 1 << (kShift - 1)))), hn::Set(di, 17));
-    const auto magic = hn::BitCast(df, hn::Set(di, Tr::kSubMagicBits));
-    const auto err = hn::Abs(hn::Sub(hn::Sub(hn::Add(av, magic), magic), av));  // exact
-    const float half_quantum = std::ldexp(1.0f, -Tr::kBias - Tr::kMant);
-    const auto sub = hn::Ge(err, hn::Set(df, half_quantum * (1.0f - 0x1p-10f)));
-    const auto in_sub = hn::RebindMask(df, hn::Lt(a, hn::Set(di, Tr::kMinNormalBits)));
-    return hn::Or(hn::And(in_sub, sub), hn::AndNot(in_sub, hn::RebindMask(df, normal)));
-  }
   // |q| (float4: |q + zp| in the division precision), clamped to max when saturating. Min's NaN
   // behaviour differs per target: NaN lanes are replaced in Finish, whatever Min made of them.
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -220,14 +207,43 @@ struct MiniFloatEncoder {
     }
     return Finish(df, q, Prepare(df, q, zp), zp);
   }
-  // Codes of q = x * (1/s) and the lanes to redo by division (not float4: kReciprocal).
+  // The reciprocal path (not float4: kReciprocal), in fixed point per binade. For |q| in
+  // [2^e, 2^(e+1)), e clamped below at the smallest normal's exponent (the subnormal quantum
+  // is that binade's), adding m = 2^(e + 7 - kMant) rounds |q| to 2^-16 of the format's
+  // quantum 2^(e - kMant): bits(|q| + m) - bits(m) = v, |q| / quantum in 16-bit fixed point
+  // (m > 2^(e+1), so the sum stays in m's binade; a carry past it is still exact). The code is
+  // the biased exponent (e + bias - 1) << kMant plus round(v / 2^16), taken as a floor after
+  // adding one half and w = 4 units; that add carries into the exponent exactly as RNE does.
+  // Error against fl(x / s): 1.5 * 2^-23 |q| relative (1/s rounded, then the product) is at
+  // most 0.19 units, the rounding of |q| + m 0.5: lanes whose fraction (with w) is below 8
+  // units, i.e. bits 3..15 all zero, may be near a midpoint and are redone by division, as
+  // are NaN lanes. Not saturating, |q| is capped at twice max, beyond the overflow midpoint
+  // (a midpoint too: flagged), so that m stays finite; saturating, at max.
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp,
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/,
                                           hn::Mask<DF>* near) const {
-    const hn::Vec<DF> q = hn::Mul(x, r);
-    const hn::Vec<DF> av = Prepare(df, q, zp);
-    *near = NearBoundary(df, av);
-    return Finish(df, q, av, zp);
+    static_assert(!Tr::kFp4, "float4 divides");
+    const DI di;
+    constexpr int kUnitShift = 16;
+    constexpr int32_t kMagic = (23 - Tr::kMant - kUnitShift) << 23;  // m = eb + kMagic
+    // u = bits(|q| + m) - m + 2^15 + w - (bits of the smallest normal's exponent) << 16: one
+    // subtraction of eb + kBase, then the code is (u >> 16) + (eb >> (23 - kMant)).
+    constexpr int32_t kBase = kMagic - (1 << (kUnitShift - 1)) - 4 +
+                              ((Tr::kMinNormalBits >> (23 - Tr::kMant)) << kUnitShift);
+    const auto q = hn::Mul(x, r);
+    const float cap = saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f;
+    const auto av = hn::Min(hn::Abs(q), hn::Set(df, cap));
+    const auto eb = hn::Max(hn::And(hn::BitCast(di, av), hn::Set(di, 0x7F800000)),
+                            hn::Set(di, Tr::kMinNormalBits));
+    const auto sum = hn::Add(av, hn::BitCast(df, hn::Add(eb, hn::Set(di, kMagic))));
+    const auto u = hn::Sub(hn::BitCast(di, sum), hn::Add(eb, hn::Set(di, kBase)));
+    *near = hn::Or(hn::IsNaN(q), NoBitsSet(df, u, 0xFFF8));
+    auto code = hn::Add(hn::ShiftRight<kUnitShift>(u), hn::ShiftRight<23 - Tr::kMant>(eb));
+    // Beyond max: NaN (e4m3fn 0x7F, fnuz 0x80) or Inf (e5m2 0x7C), in each case max + 1.
+    if (!saturate) code = hn::Min(code, hn::Set(di, Tr::kMaxCode + 1));
+    auto sign = hn::ShiftRight<24>(hn::BitCast(di, q));
+    if (Tr::kFnuz) sign = hn::IfThenZeroElse(hn::Eq(code, hn::Zero(di)), sign);  // no -0
+    return hn::OrAnd(code, sign, hn::Set(di, 0x80));  // fnuz's 0x80 (NaN) is unsigned already
   }
   // Codes from q and av = Prepare(q) (float4: q + zp and its av).
   template <class DF, class DI = hn::RebindToSigned<DF>>
