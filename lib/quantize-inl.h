@@ -128,12 +128,13 @@ struct IntEncoder {
   }
   // kLowByte: only the codes' low 8 bits are used (a truncating store); skips the subtraction
   // of bits(768) >> 14 = 0x11100, whose low byte is zero.
+  // lo, hi: ReciprocalLower/Upper, hoisted by the caller (GCC reloads members after int8
+  // stores, which may alias them).
   template <bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DF> offset,
-                                         hn::Mask<DF>* near) const {
+                                         hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
     const DI di;
-    const auto lo = hn::Set(df, 768.25f + static_cast<float>(qmin));
-    auto tf = hn::Min(hn::Max(hn::MulAdd(x, r, offset), lo), hn::Set(df, 768.75f + static_cast<float>(qmax)));
+    auto tf = hn::Min(hn::Max(hn::MulAdd(x, r, offset), lo), hi);
 #if !HWY_ARCH_X86
     tf = hn::IfThenElse(hn::IsNaN(tf), lo, tf);
 #endif
@@ -143,11 +144,16 @@ struct IntEncoder {
     return kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
   }
 
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalLower(DF df) const { return hn::Set(df, 768.25f + static_cast<float>(qmin)); }
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const { return hn::Set(df, 768.75f + static_cast<float>(qmax)); }
+
   // Codes of x * r (r = 1/s) and the lanes to redo by division (see ReciprocalVectors).
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp,
-                                          hn::Mask<DF>* near) const {
-    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, FixedPointOffset(df, zp), near);
+                                          hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
+    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, FixedPointOffset(df, zp), lo, hi, near);
     const hn::Vec<DF> q = hn::Mul(x, r);
     const hn::Vec<DF> c = Prepare(df, q, zp);
     *near = NearBoundary(df, c);
@@ -219,9 +225,16 @@ struct MiniFloatEncoder {
   // units, i.e. bits 3..15 all zero, may be near a midpoint and are redone by division, as
   // are NaN lanes. Not saturating, |q| is capped at twice max, beyond the overflow midpoint
   // (a midpoint too: flagged), so that m stays finite; saturating, at max.
+  // The cap on |q| (see above), hoisted by the caller; no lower bound.
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalLower(DF df) const { return hn::Zero(df); }
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const {
+    return hn::Set(df, saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f);
+  }
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/,
-                                          hn::Mask<DF>* near) const {
+                                          hn::Vec<DF> /*lo*/, hn::Vec<DF> cap, hn::Mask<DF>* near) const {
     static_assert(!Tr::kFp4, "float4 divides");
     const DI di;
     constexpr int kUnitShift = 16;
@@ -231,8 +244,7 @@ struct MiniFloatEncoder {
     constexpr int32_t kBase = kMagic - (1 << (kUnitShift - 1)) - 4 +
                               ((Tr::kMinNormalBits >> (23 - Tr::kMant)) << kUnitShift);
     const auto q = hn::Mul(x, r);
-    const float cap = saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f;
-    const auto av = hn::Min(hn::Abs(q), hn::Set(df, cap));
+    const auto av = hn::Min(hn::Abs(q), cap);
     const auto eb = hn::Max(hn::And(hn::BitCast(di, av), hn::Set(di, 0x7F800000)),
                             hn::Set(di, Tr::kMinNormalBits));
     const auto sum = hn::Add(av, hn::BitCast(df, hn::Add(eb, hn::Set(di, kMagic))));
@@ -337,11 +349,13 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
   constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
+  const auto lo = enc.ReciprocalLower(df);
+  const auto hi = enc.ReciprocalUpper(df);
   auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
     const auto vr = kPerElement ? hn::LoadU(df, r + i) : ur;
     hn::Mask<decltype(df)> near;
-    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, &near),
+    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, lo, hi, &near),
                out + i);
     return near;
   };
@@ -442,43 +456,55 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
 
 // A run of blocks (period >= 16 elements per scale) in one call: blocks of whole vectors are
 // quantized inline with their broadcast scale (a call per 32-element block cost more than the
-// arithmetic); other blocks go through QuantizeSpan.
+// arithmetic); other blocks go through QuantizeSpan. On the reciprocal path the boundary flags
+// of a block are ORed and a flagged block is redone by division, as in ReciprocalVectors.
+template <bool kRelative, class Enc, class XT, class TOut>
+HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT x,
+                            const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                            const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
+  const bool reciprocal = Enc::kReciprocal && r != nullptr;
+  const auto lo = enc.ReciprocalLower(df);
+  const auto hi = enc.ReciprocalUpper(df);
+  auto divide_block = [&](int64_t j, int64_t len, hn::Vec<decltype(df)> vs, hn::Vec<decltype(di)> vz) {
+    for (int64_t i = j; i < j + len; i += N) {
+      StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz), out + i);
+    }
+  };
+  int64_t j = 0, len = run.period - run.phase;
+  for (int64_t k = 0; j < run.count; ++k, j += len, len = run.period) {
+    len = std::min(len, run.count - j);
+    if (len % N != 0) {
+      QuantizeSpan<false>(enc, x + j, len, s + k, reciprocal ? r + k : nullptr, z + k, out + j);
+      continue;
+    }
+    const auto vz = hn::Set(di, z[k]);
+    if (!reciprocal) {
+      divide_block(j, len, hn::Set(df, s[k]), vz);
+      continue;
+    }
+    const auto vr = hn::Set(df, r[k]);
+    auto flags = hn::FirstN(df, 0);
+    for (int64_t i = j; i < j + len; i += N) {
+      hn::Mask<decltype(df)> near;
+      StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, lo, hi, &near),
+                 out + i);
+      flags = hn::Or(flags, near);
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) divide_block(j, len, hn::Set(df, s[k]), vz);
+  }
+}
+
 template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x,
                                  const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
                                  const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
   const Enc enc = enc_ref;  // see QuantizeSpan
-  const hn::ScalableTag<float> df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const bool relative = enc.RelativeMargin();
-  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
-  int64_t j = 0, len = run.period - run.phase;
-  for (int64_t k = 0; j < run.count; ++k, j += len, len = run.period) {
-    len = std::min(len, run.count - j);
-    const float* rk = r != nullptr ? r + k : nullptr;
-    if (len % N != 0) {
-      QuantizeSpan<false>(enc, x + j, len, s + k, rk, z + k, out + j);
-      continue;
-    }
-    const auto vs = hn::Set(df, s[k]);
-    const auto vz = hn::Set(di, z[k]);
-    if (Enc::kReciprocal && rk != nullptr) {
-      const auto vr = hn::Set(df, *rk);
-      for (int64_t i = j; i < j + len; i += N) {
-        const auto xv = LoadAsF32(df, x + i);
-        hn::Mask<decltype(df)> near;
-        auto codes = relative ? enc.template EncodeReciprocal<true, kLowByte>(df, xv, vr, vz, &near)
-                              : enc.template EncodeReciprocal<false, kLowByte>(df, xv, vr, vz, &near);
-        if (HWY_UNLIKELY(!hn::AllFalse(df, near))) codes = enc.Encode(df, hn::Div(xv, vs), vz);
-        StoreCodes(df, codes, out + i);
-      }
-    } else {
-      for (int64_t i = j; i < j + len; i += N) {
-        StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz), out + i);
-      }
-    }
-  }
+  if (enc.RelativeMargin()) return BlocksOfRun<true>(enc, run, x, s, r, z, out);
+  BlocksOfRun<false>(enc, run, x, s, r, z, out);
 }
 
 // One run, xr[0, run.count) into out[0, run.count).

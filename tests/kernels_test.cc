@@ -277,6 +277,9 @@ TEST_P(KernelTest, Granularities) {
         CheckQuantize(xt, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, true, 3, rng);
       }
     }
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1}) {
+      for (bool sat : {true, false}) CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, sat, 1, rng);
+    }
   }
 }
 
