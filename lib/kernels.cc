@@ -167,7 +167,8 @@ void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   // The reciprocal path needs the quotient in float32 (no second rounding); float4 adds its
   // zero point after the division.
   const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, reciprocals);
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
+                        reciprocals);
   RunPlan(p, y, d.params(), split, driver);
 }
 
@@ -176,7 +177,7 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
     HWY_DYNAMIC_DISPATCH(DequantizeDriver)(piece, prm, out);
   };
   if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
-  const DecodedParams d(p.layout, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
   RunPlan(p, y, d.params(), split, driver);
 }
 

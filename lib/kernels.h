@@ -15,6 +15,7 @@ struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
   const int32_t* zps = nullptr;
+  int64_t first = 0;  // scales[0] (recips[0], zps[0]) is the one of scale index `first`
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "minifloat.h"
@@ -28,15 +29,18 @@ void Widen(const void* src, int64_t n, int32_t* dst) {
   for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(p[k]);
 }
 
-void DecodeScales(DType t, const void* scale, int64_t n, Prec prec, float* s) {
-  if (t == DType::kFloat32 && prec == Prec::kF32) {
-    if (n > 0) std::memcpy(s, scale, static_cast<size_t>(n) * sizeof(float));  // (empty: data may be NULL)
-    return;
-  }
-  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(t, scale, k)));
+// Scales first .. first + n - 1.
+void DecodeScales(DType t, const void* scale, int64_t first, int64_t n, Prec prec, float* s) {
+  for (int64_t k = 0; k < n; ++k) s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(t, scale, first + k)));
 }
 
-void DecodeZeroPoints(DType t, const void* zp, int64_t n, int32_t* z) {
+// Zero points first .. first + n - 1.
+void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, int32_t* z) {
+  const bool sub_byte = Info(t).bits < 8;
+  const void* zp = zp_data == nullptr || sub_byte
+                       ? zp_data
+                       : static_cast<const char*>(zp_data) + first * (Info(t).bits / 8);
+  if (!sub_byte) first = 0;
   const bool is_int = Info(t).kind == Kind::kInt;
   if (zp == nullptr || (!is_int && t != DType::kFloat4E2M1)) {
     std::fill(z, z + n, ZeroPointLane(t, nullptr, 0));
@@ -49,37 +53,53 @@ void DecodeZeroPoints(DType t, const void* zp, int64_t n, int32_t* z) {
     case DType::kUint16: return Widen<uint16_t>(zp, n, z);
     case DType::kInt32: return Widen<int32_t>(zp, n, z);
     default:
-      for (int64_t k = 0; k < n; ++k) z[k] = ZeroPointLane(t, zp, k);
+      for (int64_t k = 0; k < n; ++k) z[k] = ZeroPointLane(t, zp, first + k);
   }
 }
 
 }  // namespace
 
-DecodedParams::DecodedParams(const Layout& l, DType scale_type, const void* scale, DType zp_type,
-                             const void* zp, Prec prec, bool reciprocals) {
-  const int64_t n = l.granularity == Granularity::kPerTensor ? 1 : l.scale_count;
+DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type,
+                             const void* scale, DType zp_type, const void* zp, Prec prec,
+                             bool reciprocals) {
+  int64_t first, n;
+  ScaleWindow(l, begin, end, &first, &n);
   float* s = &scale0_;
   int32_t* z = &zp0_;
   if (n != 1) {
-    scales_.resize(static_cast<size_t>(n));
     zps_.resize(static_cast<size_t>(n));
-    s = scales_.data();
     z = zps_.data();
   }
-  DecodeScales(scale_type, scale, n, prec, s);
-  DecodeZeroPoints(zp_type, zp, n, z);
-  prm_.scales = s;
+  if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
+      reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {
+    prm_.scales = static_cast<const float*>(scale) + first;
+  } else {
+    if (n != 1) {
+      scales_.resize(static_cast<size_t>(n));
+      s = scales_.data();
+    }
+    DecodeScales(scale_type, scale, first, n, prec, s);
+    prm_.scales = s;
+  }
+  DecodeZeroPoints(zp_type, zp, first, n, z);
   prm_.zps = z;
+  prm_.first = first;
   if (reciprocals) {
     float* r = &recip0_;
     if (n != 1) {
       recips_.resize(static_cast<size_t>(n));
       r = recips_.data();
     }
-    bool all_normal = true;
-    for (int64_t k = 0; k < n; ++k) r[k] = 1.0f / s[k];  // vectorizes
-    for (int64_t k = 0; k < n && all_normal; ++k) all_normal = std::isnormal(r[k]);
-    if (all_normal) prm_.recips = r;
+    // Branch-free (a per-element isnormal loop cost more than the quantization of 32-element
+    // blocks): a normal float32 has an exponent field in [1, 254].
+    uint32_t not_normal = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      r[k] = 1.0f / prm_.scales[k];
+      uint32_t bits;
+      std::memcpy(&bits, &r[k], sizeof(bits));
+      not_normal |= static_cast<uint32_t>(((bits >> 23) & 0xFFu) - 1u >= 254u);
+    }
+    if (not_normal == 0) prm_.recips = r;
   }
   prm_.vector = true;
 }

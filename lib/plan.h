@@ -52,6 +52,32 @@ inline int64_t ScaleIndex(const Layout& l, int64_t i) {
   return 0;
 }
 
+// The scale (and zero-point) indices that flat elements [begin, end) use lie in
+// [*first, *first + *count): a sub-range call decodes only those.
+inline void ScaleWindow(const Layout& l, int64_t begin, int64_t end, int64_t* first, int64_t* count) {
+  *first = 0;
+  *count = l.granularity == Granularity::kPerTensor ? 1 : l.scale_count;
+  if (end <= begin || l.granularity == Granularity::kPerTensor) return;
+  const int64_t r0 = begin / l.inner, r1 = (end - 1) / l.inner;  // rows of `inner` elements
+  if (l.granularity == Granularity::kPerAxis) {  // index = row % axis_dim: wraps
+    const int64_t a0 = r0 % l.axis_dim, a1 = r1 % l.axis_dim;
+    if (r1 - r0 < l.axis_dim && a0 <= a1) {
+      *first = a0;
+      *count = a1 - a0 + 1;
+    }
+    return;
+  }
+  // Blocked: index = block_row * inner + (i % inner), block_row nondecreasing in the row.
+  auto block_row = [&](int64_t row) { return row / l.axis_dim * l.scale_axis + row % l.axis_dim / l.block; };
+  if (r0 == r1) {
+    *first = block_row(r0) * l.inner + begin % l.inner;
+    *count = end - begin;
+  } else {
+    *first = block_row(r0) * l.inner;
+    *count = (block_row(r1) - block_row(r0) + 1) * l.inner;
+  }
+}
+
 // Calls fn(const Run&) for the runs that cover flat indices [begin, end), in order.
 template <class Fn>
 void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {

@@ -421,9 +421,10 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
 // expanded per element through a stack chunk.
 template <class Fn>
 HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
-  const float* s = prm.scales + run.scale_first;
-  const float* r = prm.recips != nullptr ? prm.recips + run.scale_first : nullptr;
-  const int32_t* z = prm.zps + run.scale_first;
+  const int64_t k0 = run.scale_first - prm.first;
+  const float* s = prm.scales + k0;
+  const float* r = prm.recips != nullptr ? prm.recips + k0 : nullptr;
+  const int32_t* z = prm.zps + k0;
   if (run.phase + run.count <= run.period) {  // one scale (a run may start mid-block)
     fn(Span{0, run.count, s, r, z, false});
   } else if (run.period == 1) {
@@ -513,9 +514,9 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
   if constexpr (Enc::kReciprocal) {  // (the clamp-test encoders keep to spans)
     if (run.period >= 16 && run.phase + run.count > run.period) {
-      const float* r = prm.recips != nullptr ? prm.recips + run.scale_first : nullptr;
-      return QuantizeBlocks(enc, run, xr, prm.scales + run.scale_first, r,
-                            prm.zps + run.scale_first, out);
+      const int64_t k = run.scale_first - prm.first;
+      const float* r = prm.recips != nullptr ? prm.recips + k : nullptr;
+      return QuantizeBlocks(enc, run, xr, prm.scales + k, r, prm.zps + k, out);
     }
   }
   ForEachSpan(run, prm, [&](const Span& sp) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/dtype.h"
+#include "lib/plan.h"
 #include "qlinear/qlinear.hpp"
 
 namespace qlinear {
@@ -93,6 +94,68 @@ TEST(Range, SlicesJoinToTheWholeTensor) {
       }
       ASSERT_EQ(joined, whole) << st.what << " -> " << qlinear_dtype_name(yt);
     }
+  }
+}
+
+// A sub-range call decodes only the scales in ScaleWindow: every element of the range must use
+// one of them (checked against ScaleIndex, the definition, for every range of small layouts).
+TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
+  for (Granularity g : {Granularity::kPerTensor, Granularity::kPerAxis, Granularity::kBlocked}) {
+    for (int64_t outer : {1, 3}) {
+      for (int64_t axis_dim : {1, 5, 7}) {
+        for (int64_t inner : {1, 4}) {
+          for (int64_t block : {1, 2, 3}) {
+            Layout l;
+            l.granularity = g;
+            l.outer = outer;
+            l.axis_dim = axis_dim;
+            l.inner = inner;
+            l.count = outer * axis_dim * inner;
+            l.block = g == Granularity::kBlocked ? block : 0;
+            l.scale_axis = g == Granularity::kBlocked ? (axis_dim + block - 1) / block : 1;
+            l.scale_count = g == Granularity::kPerAxis ? axis_dim
+                            : g == Granularity::kBlocked ? outer * l.scale_axis * inner : 1;
+            for (int64_t b = 0; b < l.count; ++b) {
+              for (int64_t e = b + 1; e <= l.count; ++e) {
+                int64_t first, count;
+                ScaleWindow(l, b, e, &first, &count);
+                ASSERT_GE(first, 0);
+                ASSERT_LE(first + count, l.scale_count);
+                for (int64_t i = b; i < e; ++i) {
+                  const int64_t k = ScaleIndex(l, i);
+                  ASSERT_TRUE(k >= first && k < first + count)
+                      << "granularity " << static_cast<int>(g) << " [" << outer << "," << axis_dim << ","
+                      << inner << "] block " << block << " range [" << b << "," << e << ") element " << i;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Slices with zero points (each slice's decoded window starts elsewhere in the zero points).
+TEST(Range, SlicesWithZeroPointsJoinToTheWholeTensor) {
+  std::mt19937 rng(11);
+  for (const Layout2D& st : kSetups) {
+    Call c(st, QLINEAR_DTYPE_INT8);
+    std::vector<int8_t> zps(c.scales.size());
+    for (int8_t& z : zps) z = static_cast<int8_t>(rng());
+    const qlinear_tensor tz{QLINEAR_DTYPE_INT8, c.ts.rank, c.ts.shape, zps.data()};
+    const int64_t n = Count(st.shape);
+    std::vector<uint8_t> whole(c.y_bytes), joined(c.y_bytes);
+    ASSERT_EQ(qlinear_quantize_linear(&c.tx, &c.ts, &tz, &c.a, whole.data(), whole.size()), QLINEAR_OK);
+    for (int64_t first = 0; first < n;) {
+      const int64_t count = std::min<int64_t>(n - first, 1 + static_cast<int64_t>(rng() % 300));
+      qlinear_tensor slice = c.tx;
+      slice.data = c.x.data() + first;
+      ASSERT_EQ(qlinear_quantize_linear_range(&slice, &c.ts, &tz, &c.a, first, count, joined.data() + first,
+                                              static_cast<size_t>(count)), QLINEAR_OK) << qlinear_last_error();
+      first += count;
+    }
+    ASSERT_EQ(joined, whole) << st.what;
   }
 }
 
