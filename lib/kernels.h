@@ -9,13 +9,20 @@
 
 namespace qlinear {
 
+// The reciprocal path of <= 8-bit integer outputs adds this to zp + x * (1/s) (quantize-inl.h,
+// IntEncoder::FixedPointCodes): 768 + 0.5 + 2^-12.
+constexpr float kFixedPointOffset = 768.5f + 0x1p-12f;
+
 // Scales (already rounded to the division precision) and zero points, decoded once per call:
-// one entry for per-tensor plans, layout.scale_count entries otherwise.
+// one entry for per-tensor plans, the window of scale indices the call uses otherwise.
 struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
   const int32_t* zps = nullptr;
-  int64_t first = 0;  // scales[0] (recips[0], zps[0]) is the one of scale index `first`
+  // zps[k] + kFixedPointOffset as float, for the reciprocal path of <= 8-bit integer outputs
+  // (IntEncoder::ZeroOffset), when there are recips and more than one zero point; else null.
+  const float* offsets = nullptr;
+  int64_t first = 0;  // scales[0] (recips[0], zps[0], offsets[0]) is the one of scale index `first`
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 

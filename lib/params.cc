@@ -100,6 +100,12 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
       not_normal |= static_cast<uint32_t>(((bits >> 23) & 0xFFu) - 1u >= 254u);
     }
     if (not_normal == 0) prm_.recips = r;
+    const DTypeInfo& zi = Info(zp_type);
+    if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
+      offsets_.resize(static_cast<size_t>(n));
+      for (int64_t k = 0; k < n; ++k) offsets_[k] = static_cast<float>(z[k]) + kFixedPointOffset;
+      prm_.offsets = offsets_.data();
+    }
   }
   prm_.vector = true;
 }

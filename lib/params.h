@@ -32,6 +32,7 @@ class DecodedParams {
   std::vector<float> scales_;
   std::vector<float> recips_;
   std::vector<int32_t> zps_;
+  std::vector<float> offsets_;
   QuantParams prm_;
 };
 

@@ -122,9 +122,10 @@ struct IntEncoder {
   // Clamping t instead of c is exact: lanes below the lower bound have c + zp < qmin - 0.25
   // and saturate to qmin either way; the bounds' fractions 0.25 / 0.75 are never flagged.
   // NaN: MAXPS returns its second operand (the lower bound) on x86, as Prepare does.
+  // (DecodedParams precomputes it per element as kFixedPointOffset + zp, the same float sum.)
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DF> FixedPointOffset(DF df, hn::Vec<DI> zp) const {
-    return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, 768.5f + 0x1p-12f));
+  HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> zp) const {
+    return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, kFixedPointOffset));
   }
   // kLowByte: only the codes' low 8 bits are used (a truncating store); skips the subtraction
   // of bits(768) >> 14 = 0x11100, whose low byte is zero.
@@ -150,10 +151,11 @@ struct IntEncoder {
   HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const { return hn::Set(df, 768.75f + static_cast<float>(qmax)); }
 
   // Codes of x * r (r = 1/s) and the lanes to redo by division (see ReciprocalVectors).
+  // zoff = ZeroOffset(zp).
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp,
+  HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp, hn::Vec<DF> zoff,
                                           hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
-    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, FixedPointOffset(df, zp), lo, hi, near);
+    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, zoff, lo, hi, near);
     const hn::Vec<DF> q = hn::Mul(x, r);
     const hn::Vec<DF> c = Prepare(df, q, zp);
     *near = NearBoundary(df, c);
@@ -232,9 +234,12 @@ struct MiniFloatEncoder {
   HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const {
     return hn::Set(df, saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f);
   }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> /*zp*/) const { return hn::Zero(df); }
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/,
-                                          hn::Vec<DF> /*lo*/, hn::Vec<DF> cap, hn::Mask<DF>* near) const {
+                                          hn::Vec<DF> /*zoff*/, hn::Vec<DF> /*lo*/, hn::Vec<DF> cap,
+                                          hn::Mask<DF>* near) const {
     static_assert(!Tr::kFp4, "float4 divides");
     const DI di;
     constexpr int kUnitShift = 16;
@@ -328,34 +333,39 @@ HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) 
 // (QuantizeSpan below.)
 // One span of a run: elements [j, j + len) of the run, one scale (s[0], r[0], z[0]) or one per
 // element (s[k], r[k], z[k]). r: reciprocals of the scales, or null (divide).
+// off: the fixed-point offsets of the zero points (QuantParams::offsets), or null.
 struct Span {
   int64_t j, len;
   const float* s;
   const float* r;
   const int32_t* z;
   bool per_element;
+  const float* off = nullptr;
 };
 
 // The reciprocal path (above) over whole groups of four vectors: their boundary flags are ORed
 // in a vector (no mask-to-register move per vector) and a flagged group is redone by division
 // (redo(i) recomputes the vector at i). Returns the number of elements done.
-template <bool kPerElement, bool kRelative, class Enc, class XT, class TOut, class Redo>
+// kOffsets: per-element zero-point offsets are loaded from `off` rather than converted.
+template <bool kPerElement, bool kRelative, bool kOffsets, class Enc, class XT, class TOut, class Redo>
 HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
                                      const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
-                                     TOut* HWY_RESTRICT out, Redo&& redo) {
+                                     const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out, Redo&& redo) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
+  const auto uoff = enc.ZeroOffset(df, uz);
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
   auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
     const auto vr = kPerElement ? hn::LoadU(df, r + i) : ur;
+    const auto zoff = !kPerElement ? uoff : kOffsets ? hn::LoadU(df, off + i) : enc.ZeroOffset(df, vz);
     hn::Mask<decltype(df)> near;
-    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, lo, hi, &near),
+    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, &near),
                out + i);
     return near;
   };
@@ -373,7 +383,8 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
 template <bool kPerElement, class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
-                               const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+                               const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out,
+                               const float* HWY_RESTRICT off = nullptr) {
   // A local copy: int8 stores may alias the referenced encoder, which would make the compiler
   // reload its bounds (and rebuild the clamp vectors) on every iteration.
   const Enc enc = enc_ref;
@@ -395,8 +406,13 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
   if constexpr (Enc::kReciprocal) {
     if (!divide) {
       auto redo = [&](int64_t j) { divide_at(j); };
-      i = enc.RelativeMargin() ? ReciprocalVectors<kPerElement, true>(enc, x, n, r, z, out, redo)
-                               : ReciprocalVectors<kPerElement, false>(enc, x, n, r, z, out, redo);
+      if (enc.RelativeMargin()) {
+        i = ReciprocalVectors<kPerElement, true, false>(enc, x, n, r, z, off, out, redo);
+      } else if (kPerElement && off != nullptr) {
+        i = ReciprocalVectors<kPerElement, false, true>(enc, x, n, r, z, off, out, redo);
+      } else {
+        i = ReciprocalVectors<kPerElement, false, false>(enc, x, n, r, z, off, out, redo);
+      }
     }
   }
   for (; i + N <= n; i += N) divide_at(i);
@@ -425,10 +441,11 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
   const float* s = prm.scales + k0;
   const float* r = prm.recips != nullptr ? prm.recips + k0 : nullptr;
   const int32_t* z = prm.zps + k0;
+  const float* off = prm.offsets != nullptr ? prm.offsets + k0 : nullptr;
   if (run.phase + run.count <= run.period) {  // one scale (a run may start mid-block)
     fn(Span{0, run.count, s, r, z, false});
   } else if (run.period == 1) {
-    fn(Span{0, run.count, s, r, z, true});
+    fn(Span{0, run.count, s, r, z, true, off});
   } else if (run.period >= 16) {  // blocks along the run: one uniform span per block
     int64_t j = 0, len = run.period - run.phase;
     for (int64_t k = 0; j < run.count; ++k) {
@@ -488,10 +505,11 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
       continue;
     }
     const auto vr = hn::Set(df, r[k]);
+    const auto zoff = enc.ZeroOffset(df, vz);
     auto flags = hn::FirstN(df, 0);
     for (int64_t i = j; i < j + len; i += N) {
       hn::Mask<decltype(df)> near;
-      StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, lo, hi, &near),
+      StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, &near),
                  out + i);
       flags = hn::Or(flags, near);
     }
@@ -521,7 +539,8 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
   }
   ForEachSpan(run, prm, [&](const Span& sp) {
     if (sp.per_element) {
-      QuantizeSpan<true>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
+      QuantizeSpan<true>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j,
+                         sp.off != nullptr ? sp.off + sp.j : nullptr);
     } else {
       QuantizeSpan<false>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
     }
