@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/convert-inl.h"
@@ -547,6 +548,86 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
   });
 }
 
+// Four consecutive rows of len elements (row k at x + k * len) that share per-element scales,
+// on the fixed-point reciprocal path (QuantParams::offsets): each scale vector is loaded once
+// for the four rows, the four rows' flags are ORed and a flagged column redone by division.
+template <class Enc, class XT, class TOut>
+HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HWY_RESTRICT x,
+                                   const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                                   const int32_t* HWY_RESTRICT z, const float* HWY_RESTRICT off,
+                                   TOut* HWY_RESTRICT out) {
+  const Enc enc = enc_ref;  // see QuantizeSpan
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
+  const auto lo = enc.ReciprocalLower(df);
+  const auto hi = enc.ReciprocalUpper(df);
+  int64_t i = 0;
+  for (; i + N <= len; i += N) {
+    const auto vr = hn::LoadU(df, r + i);
+    const auto zoff = hn::LoadU(df, off + i);
+    auto one = [&](int64_t k) QLINEAR_INLINE_LAMBDA {
+      hn::Mask<decltype(df)> near;
+      StoreCodes(df, enc.template EncodeReciprocal<false, kLowByte>(df, LoadAsF32(df, x + k * len + i), vr,
+                                                                    hn::Zero(di), zoff, lo, hi, &near),
+                 out + k * len + i);
+      return near;
+    };
+    const auto flags = hn::Or(hn::Or(one(0), one(1)), hn::Or(one(2), one(3)));
+    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) {
+      const auto vs = hn::LoadU(df, s + i);
+      const auto vz = hn::LoadU(di, z + i);
+      for (int64_t k = 0; k < 4; ++k) {
+        StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + k * len + i), vs, enc.prec), vz),
+                   out + k * len + i);
+      }
+    }
+  }
+  if (i == len) return;
+  for (int64_t k = 0; k < 4; ++k) {
+    QuantizeSpan<true>(enc, x + k * len + i, len - i, s + i, r + i, z + i, out + k * len + i, off + i);
+  }
+}
+
+// The >= 8-bit driver body when per-element offsets exist (per-axis on the last axis, blocks along
+// an outer axis, <= 8-bit integers, reciprocal path): whole rows with the same scales go four at
+// a time through QuantizeFourRows, every other run as usual.
+template <class Enc, class XT, class TOut>
+void QuantizeRowGroups(const Enc& enc, const QuantizePlan& p, const QuantParams& prm,
+                       const XT* HWY_RESTRICT x, TOut* HWY_RESTRICT out) {
+  const int64_t b = p.begin;
+  Run group{};
+  int64_t rows = 0;
+  auto flush = [&] {
+    if (rows == 4) {
+      const int64_t k = group.scale_first - prm.first;
+      QuantizeFourRows(enc, group.count, x + (group.start - b), prm.scales + k, prm.recips + k, prm.zps + k,
+                       prm.offsets + k, out + (group.start - b));
+    } else {
+      for (int64_t row = 0; row < rows; ++row) {
+        Run one = group;
+        one.start += row * group.count;
+        QuantizeRun(enc, one, x + (one.start - b), prm, out + (one.start - b));
+      }
+    }
+    rows = 0;
+  };
+  ForEachRun(p.layout, b, p.end, [&](const Run& r) {
+    if (r.period != 1) {
+      flush();
+      return QuantizeRun(enc, r, x + (r.start - b), prm, out + (r.start - b));
+    }
+    if (rows > 0 && (r.scale_first != group.scale_first || r.count != group.count ||
+                     r.start != group.start + rows * group.count)) {
+      flush();
+    }
+    if (rows == 0) group = r;
+    if (++rows == 4) flush();
+  });
+  flush();
+}
+
 // ---- sub-byte packing: one code per byte in, element 0 in the low bits out -------------------
 
 // n codes (n a multiple of 8 / kBits, codes masked or not) -> n * kBits / 8 bytes.
@@ -602,6 +683,9 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   const int64_t b = p.begin;
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
+    if constexpr (std::is_same_v<Enc, IntEncoder>) {
+      if (prm.offsets != nullptr) return QuantizeRowGroups(enc, p, prm, x, out);
+    }
     ForEachRun(p.layout, b, p.end, [&](const Run& r) {
       QuantizeRun(enc, r, x + (r.start - b), prm, out + (r.start - b));
     });

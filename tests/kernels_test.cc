@@ -265,6 +265,7 @@ TEST_P(KernelTest, Granularities) {
       {{3, 4 * L + 1}, {3, 2 * L + 1}, 1, 2}, // blocked along the last axis, short blocks
       {{9, 5}, {3, 5}, 0, 3},                 // blocked along an outer axis
       {{7, 3, 5}, {4, 3, 5}, 0, 2},           // blocked along an outer axis, short last block
+      {{13, 2 * L + 3}, {3, 2 * L + 3}, 0, 5}, // blocked along an outer axis: four-row groups
       {{1, 2 * L + 5}, {1, 1}, 1, 2 * L + 5}, // one block per row
       // Sub-byte outputs are staged in 1024-element chunks: a chunk boundary inside a block
       // starts a run mid-block (found by `qlinear selftest`).
