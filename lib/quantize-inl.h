@@ -480,7 +480,8 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
 template <bool kRelative, class Enc, class XT, class TOut>
 HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT x,
                             const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
-                            const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+                            const int32_t* HWY_RESTRICT z, const float* HWY_RESTRICT off,
+                            TOut* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -493,9 +494,11 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
       StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz), out + i);
     }
   };
-  int64_t j = 0, len = run.period - run.phase;
-  for (int64_t k = 0; j < run.count; ++k, j += len, len = run.period) {
-    len = std::min(len, run.count - j);
+  // Locals: int8 stores may alias `run` (GCC reloaded its fields after every block).
+  const int64_t period = run.period, count = run.count;
+  int64_t j = 0, len = period - run.phase;
+  for (int64_t k = 0; j < count; ++k, j += len, len = period) {
+    len = std::min(len, count - j);
     if (len % N != 0) {
       QuantizeSpan<false>(enc, x + j, len, s + k, reciprocal ? r + k : nullptr, z + k, out + j);
       continue;
@@ -506,7 +509,7 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
       continue;
     }
     const auto vr = hn::Set(df, r[k]);
-    const auto zoff = enc.ZeroOffset(df, vz);
+    const auto zoff = off != nullptr ? hn::Set(df, off[k]) : enc.ZeroOffset(df, vz);
     auto flags = hn::FirstN(df, 0);
     for (int64_t i = j; i < j + len; i += N) {
       hn::Mask<decltype(df)> near;
@@ -521,10 +524,11 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
 template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x,
                                  const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
-                                 const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+                                 const int32_t* HWY_RESTRICT z, const float* HWY_RESTRICT off,
+                                 TOut* HWY_RESTRICT out) {
   const Enc enc = enc_ref;  // see QuantizeSpan
-  if (enc.RelativeMargin()) return BlocksOfRun<true>(enc, run, x, s, r, z, out);
-  BlocksOfRun<false>(enc, run, x, s, r, z, out);
+  if (enc.RelativeMargin()) return BlocksOfRun<true>(enc, run, x, s, r, z, nullptr, out);
+  BlocksOfRun<false>(enc, run, x, s, r, z, off, out);
 }
 
 // One run, xr[0, run.count) into out[0, run.count).
@@ -535,7 +539,8 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
     if (run.period >= 16 && run.phase + run.count > run.period) {
       const int64_t k = run.scale_first - prm.first;
       const float* r = prm.recips != nullptr ? prm.recips + k : nullptr;
-      return QuantizeBlocks(enc, run, xr, prm.scales + k, r, prm.zps + k, out);
+      return QuantizeBlocks(enc, run, xr, prm.scales + k, r, prm.zps + k,
+                            prm.offsets != nullptr ? prm.offsets + k : nullptr, out);
     }
   }
   ForEachSpan(run, prm, [&](const Span& sp) {
