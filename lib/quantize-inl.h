@@ -116,7 +116,7 @@ struct IntEncoder {
   // 768 + qmax + 0.75] (bounds that do not depend on zp). t lies in [512, 1024), where the
   // float32 ulp is 2^-14: bits(t) - bits(768) = (c' + zp + 0.5 + w) * 2^14 for c' within
   // 2^-15 (rounding of t) + 2^-23 |c| (1/s rounded; 1.5 * 2^-23 |c| without FMA) of the
-  // quotient fl(x / s), |c| <= 255: at most 10.5 * 2^-15 in all. The code is floor(t) - 768,
+  // quotient fl(x / s), |c| <= 255: at most 2.5 * 2^-15 in all. The code is floor(t) - 768,
   // a shift, except where that error could cross a half-integer: lanes whose t has a
   // fraction below 2^-11 = 16 * 2^-15 > w + error, i.e. fraction bits 3..13 all zero, are
   // flagged and redone by division (ties land there too: their fraction is w + error).
@@ -345,8 +345,9 @@ struct Span {
 };
 
 // The reciprocal path (above) over whole groups of four vectors: their boundary flags are ORed
-// in a vector (no mask-to-register move per vector) and a flagged group is redone by division
-// (redo(i) recomputes the vector at i). Returns the number of elements done.
+// and tested once per group (no mask-to-register move per vector); in a flagged group the
+// flagged vectors are redone by division (redo(i) recomputes the vector at i). Returns the
+// number of elements done.
 // kOffsets: per-element zero-point offsets are loaded from `off` rather than converted.
 template <bool kPerElement, bool kRelative, bool kOffsets, class Enc, class XT, class TOut, class Redo>
 HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
@@ -372,9 +373,14 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
   };
   int64_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    const auto flags = hn::Or(hn::Or(one(i), one(i + N)), hn::Or(one(i + 2 * N), one(i + 3 * N)));
-    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) {
-      for (int k = 0; k < 4; ++k) redo(i + k * N);
+    const auto m0 = one(i), m1 = one(i + N), m2 = one(i + 2 * N), m3 = one(i + 3 * N);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) {
+      // Only the flagged vectors: inputs with few significant bits (bfloat16 x, round scales)
+      // hit exact ties in a few % of lanes, and redoing all four cost up to half the time.
+      if (!hn::AllFalse(df, m0)) redo(i);
+      if (!hn::AllFalse(df, m1)) redo(i + N);
+      if (!hn::AllFalse(df, m2)) redo(i + 2 * N);
+      if (!hn::AllFalse(df, m3)) redo(i + 3 * N);
     }
   }
   return i;
@@ -555,7 +561,7 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
 
 // Four consecutive rows of len elements (row k at x + k * len) that share per-element scales,
 // on the fixed-point reciprocal path (QuantParams::offsets): each scale vector is loaded once
-// for the four rows, the four rows' flags are ORed and a flagged column redone by division.
+// for the four rows; flags are tested once per column of four vectors, flagged ones redone by division.
 template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HWY_RESTRICT x,
                                    const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
@@ -579,14 +585,18 @@ HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HW
                  out + k * len + i);
       return near;
     };
-    const auto flags = hn::Or(hn::Or(one(0), one(1)), hn::Or(one(2), one(3)));
-    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) {
+    const auto m0 = one(0), m1 = one(1), m2 = one(2), m3 = one(3);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) {
       const auto vs = hn::LoadU(df, s + i);
       const auto vz = hn::LoadU(di, z + i);
-      for (int64_t k = 0; k < 4; ++k) {
+      auto redo = [&](int64_t k) {
         StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + k * len + i), vs, enc.prec), vz),
                    out + k * len + i);
-      }
+      };
+      if (!hn::AllFalse(df, m0)) redo(0);
+      if (!hn::AllFalse(df, m1)) redo(1);
+      if (!hn::AllFalse(df, m2)) redo(2);
+      if (!hn::AllFalse(df, m3)) redo(3);
     }
   }
   if (i == len) return;
