@@ -326,6 +326,13 @@ HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) 
   return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
 }
 
+// One vector by division: codes of x[0, N) with scale vs and zero point vz, stored at out.
+template <class Enc, class DF, class XT, class TOut>
+HWY_INLINE void DivideVector(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> vs,
+                             hn::Vec<hn::RebindToSigned<DF>> vz, TOut* HWY_RESTRICT out) {
+  StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x), vs, enc.prec), vz), out);
+}
+
 // The reciprocal path (float32 precision only; params.cc decides): q = x * (1/s), and only when
 // some lane lies within a few ulps of one of the encoder's decision boundaries is the vector
 // recomputed with x / s. |x*(1/s) - fl(x/s)| <= 1.5 * 2^-23 |x/s|, so no boundary lies between
@@ -404,7 +411,7 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
   auto divide_lanes = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) QLINEAR_INLINE_LAMBDA {
     const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
     const auto vz = kPerElement ? hn::LoadU(di, zp) : uz;
-    StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, xp), vs, enc.prec), vz), op);
+    DivideVector(enc, df, xp, vs, vz, op);
   };
   auto at = [](auto* p, int64_t i) { return p != nullptr && kPerElement ? p + i : p; };
   auto divide_at = [&](int64_t i) QLINEAR_INLINE_LAMBDA { divide_lanes(x + i, at(s, i), at(z, i), out + i); };
@@ -497,7 +504,7 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
   const auto hi = enc.ReciprocalUpper(df);
   auto divide_block = [&](int64_t j, int64_t len, hn::Vec<decltype(df)> vs, hn::Vec<decltype(di)> vz) {
     for (int64_t i = j; i < j + len; i += N) {
-      StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + i), vs, enc.prec), vz), out + i);
+      DivideVector(enc, df, x + i, vs, vz, out + i);
     }
   };
   // Locals: int8 stores may alias `run` (GCC reloaded its fields after every block).
@@ -590,8 +597,7 @@ HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HW
       const auto vs = hn::LoadU(df, s + i);
       const auto vz = hn::LoadU(di, z + i);
       auto redo = [&](int64_t k) {
-        StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x + k * len + i), vs, enc.prec), vz),
-                   out + k * len + i);
+        DivideVector(enc, df, x + k * len + i, vs, vz, out + k * len + i);
       };
       if (!hn::AllFalse(df, m0)) redo(0);
       if (!hn::AllFalse(df, m1)) redo(1);
