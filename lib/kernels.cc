@@ -164,9 +164,8 @@ void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
     HWY_DYNAMIC_DISPATCH(QuantizeDriver)(piece, prm, out);
   };
   if (!VectorQuantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
-  // The reciprocal path needs the quotient in float32 (no second rounding); float4 adds its
-  // zero point after the division.
-  const bool reciprocals = p.prec == Prec::kF32 && p.y_type != DType::kFloat4E2M1 && UseReciprocal();
+  // The reciprocal path needs the quotient in float32 (no second rounding).
+  const bool reciprocals = p.prec == Prec::kF32 && UseReciprocal();
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
                         reciprocals);
   RunPlan(p, y, d.params(), split, driver);

@@ -193,8 +193,7 @@ struct MiniTraits {
 template <DType kT>
 struct MiniFloatEncoder {
   using Tr = MiniTraits<kT>;
-  // float4's zero point is added after the division (a second rounding): divide.
-  static constexpr bool kReciprocal = !Tr::kFp4;
+  static constexpr bool kReciprocal = true;
   bool saturate;
   Prec prec;
   bool RelativeMargin() const { return false; }
@@ -216,32 +215,39 @@ struct MiniFloatEncoder {
     }
     return Finish(df, q, Prepare(df, q, zp), zp);
   }
-  // The reciprocal path (not float4: kReciprocal), in fixed point per binade. For |q| in
-  // [2^e, 2^(e+1)), e clamped below at the smallest normal's exponent (the subnormal quantum
-  // is that binade's), adding m = 2^(e + 7 - kMant) rounds |q| to 2^-16 of the format's
-  // quantum 2^(e - kMant): bits(|q| + m) - bits(m) = v, |q| / quantum in 16-bit fixed point
-  // (m > 2^(e+1), so the sum stays in m's binade; a carry past it is still exact). The code is
-  // the biased exponent (e + bias - 1) << kMant plus round(v / 2^16), taken as a floor after
-  // adding one half and w = 4 units; that add carries into the exponent exactly as RNE does.
-  // Error against fl(x / s): 1.5 * 2^-23 |q| relative (1/s rounded, then the product) is at
-  // most 0.19 units, the rounding of |q| + m 0.5: lanes whose fraction (with w) is below 8
-  // units, i.e. bits 3..15 all zero, may be near a midpoint and are redone by division, as
-  // are NaN lanes. Not saturating, |q| is capped at twice max, beyond the overflow midpoint
-  // (a midpoint too: flagged), so that m stays finite; saturating, at max.
+  // The reciprocal path, in fixed point per binade. For |q| in [2^e, 2^(e+1)), e clamped below
+  // at the smallest normal's exponent (the subnormal quantum is that binade's), adding
+  // m = 2^(e + 7 - kMant) rounds |q| to 2^-16 of the format's quantum 2^(e - kMant):
+  // bits(|q| + m) - bits(m) = v, |q| / quantum in 16-bit fixed point (m > 2^(e+1), so the sum
+  // stays in m's binade; a carry past it is still exact). The code is the biased exponent
+  // (e + bias - 1) << kMant plus round(v / 2^16), taken as a floor after adding one half and
+  // w = 4 units; that add carries into the exponent exactly as RNE does. Error against
+  // fl(x / s): 1.5 * 2^-23 |q| relative (1/s rounded, then the product) is at most 0.19 units,
+  // the rounding of |q| + m 0.5: lanes whose fraction (with w) is below 8 units, i.e. bits
+  // 3..15 all zero, may be near a midpoint and are redone by division, as are NaN lanes. Not
+  // saturating, |q| is capped at twice max, beyond the overflow midpoint (a midpoint too:
+  // flagged), so that m stays finite; saturating, at max.
+  // float4 rounds t = q + zp instead (a second rounding in the division path): t = x * r + zp
+  // in one FMA is within 2^-24 (|q| + 2 |t|) + 2^-23 |q| of fl(fl(x / s) + zp); where t decides
+  // the code (|t| < 6) |q| < 12, so that is below 0.3 units of 2^-17 (the smallest quantum 0.5
+  // in 16-bit fixed point). The sign of t also decides the code (-0 is 0x8), and the two sums
+  // may differ in sign when t is near zero: lanes with |t| < 2^-12 and x != 0 are redone too.
   // The cap on |q| (see above), hoisted by the caller; no lower bound.
   template <class DF>
   HWY_INLINE hn::Vec<DF> ReciprocalLower(DF df) const { return hn::Zero(df); }
   template <class DF>
   HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const {
-    return hn::Set(df, saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f);
+    return hn::Set(df, Tr::kFp4 || saturate ? Tr::kMaxValue : Tr::kMaxValue * 2.0f);
   }
+  // float4: the zero point as a float (its lanes hold float32 bits); float8: no zero point.
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> /*zp*/) const { return hn::Zero(df); }
+  HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> zp) const {
+    return Tr::kFp4 ? hn::BitCast(df, zp) : hn::Zero(df);
+  }
   template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/,
-                                          hn::Vec<DF> /*zoff*/, hn::Vec<DF> /*lo*/, hn::Vec<DF> cap,
+                                          hn::Vec<DF> zoff, hn::Vec<DF> /*lo*/, hn::Vec<DF> cap,
                                           hn::Mask<DF>* near) const {
-    static_assert(!Tr::kFp4, "float4 divides");
     const DI di;
     constexpr int kUnitShift = 16;
     constexpr int32_t kMagic = (23 - Tr::kMant - kUnitShift) << 23;  // m = eb + kMagic
@@ -249,7 +255,7 @@ struct MiniFloatEncoder {
     // subtraction of eb + kBase, then the code is (u >> 16) + (eb >> (23 - kMant)).
     constexpr int32_t kBase = kMagic - (1 << (kUnitShift - 1)) - 4 +
                               ((Tr::kMinNormalBits >> (23 - Tr::kMant)) << kUnitShift);
-    const auto q = hn::Mul(x, r);
+    const auto q = Tr::kFp4 ? hn::MulAdd(x, r, zoff) : hn::Mul(x, r);
     const auto av = hn::Min(hn::Abs(q), cap);
     const auto eb = hn::Max(hn::And(hn::BitCast(di, av), hn::Set(di, 0x7F800000)),
                             hn::Set(di, Tr::kMinNormalBits));
@@ -257,6 +263,11 @@ struct MiniFloatEncoder {
     const auto u = hn::Sub(hn::BitCast(di, sum), hn::Add(eb, hn::Set(di, kBase)));
     *near = hn::Or(hn::IsNaN(q), NoBitsSet(df, u, 0xFFF8));
     auto code = hn::Add(hn::ShiftRight<kUnitShift>(u), hn::ShiftRight<23 - Tr::kMant>(eb));
+    if constexpr (Tr::kFp4) {
+      const auto near_zero = hn::And(hn::Lt(av, hn::Set(df, 0x1p-12f)), hn::Ne(x, hn::Zero(df)));
+      *near = hn::Or(*near, near_zero);
+      return hn::OrAnd(code, hn::ShiftRight<28>(hn::BitCast(di, q)), hn::Set(di, Tr::kSignBit));
+    }
     // Beyond max: NaN (e4m3fn 0x7F, fnuz 0x80) or Inf (e5m2 0x7C), in each case max + 1.
     if (!saturate) code = hn::Min(code, hn::Set(di, Tr::kMaxCode + 1));
     auto sign = hn::ShiftRight<24>(hn::BitCast(di, q));

@@ -435,14 +435,17 @@ TEST_P(KernelTest, DynamicQuantizeMatchesReference) {
 namespace qlinear {
 namespace {
 
-// Quantizes the raw x bytes (n elements of xt) with a per-tensor scale through the API on the
-// forced target and through the reference; asserts identical bytes and intact red zones.
+// Quantizes the raw x bytes (n elements of xt) with a per-tensor scale (and zero point of type
+// yt, if given) through the API on the forced target and through the reference; asserts
+// identical bytes and intact red zones.
 void CheckAgainstReference(int32_t xt, const std::vector<uint8_t>& xbytes, int64_t n, int32_t st,
                            const std::vector<uint8_t>& scale, int32_t yt, bool saturate, int opset,
-                           const std::string& what) {
+                           const std::string& what, const uint8_t* zero_point = nullptr) {
   const int64_t dims[1] = {n};
   const qlinear_tensor x{xt, 1, dims, xbytes.data()};
   const qlinear_tensor sc{st, 0, nullptr, scale.data()};
+  const qlinear_tensor zp{yt, 0, nullptr, zero_point};
+  const qlinear_tensor* zpp = zero_point != nullptr ? &zp : nullptr;
   qlinear_quantize_attrs a;
   qlinear_quantize_attrs_init(&a);
   a.opset = opset;
@@ -450,11 +453,11 @@ void CheckAgainstReference(int32_t xt, const std::vector<uint8_t>& xbytes, int64
   a.saturate = saturate;
   const size_t ybytes = Bytes(yt, n);
   Buffer y(ybytes, 1);
-  ASSERT_EQ(qlinear_quantize_linear(&x, &sc, nullptr, &a, y.data(), ybytes), QLINEAR_OK)
+  ASSERT_EQ(qlinear_quantize_linear(&x, &sc, zpp, &a, y.data(), ybytes), QLINEAR_OK)
       << qlinear_last_error() << " " << what;
   ASSERT_TRUE(y.RedZonesIntact()) << what;
   QuantizePlan plan;
-  ASSERT_EQ(PlanQuantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+  ASSERT_EQ(PlanQuantize(&x, &sc, zpp, &a, &plan), QLINEAR_OK);
   std::vector<uint8_t> want(ybytes + 1);
   QuantizeReference(plan, want.data(), 0, n);
   for (size_t i = 0; i < ybytes; ++i) {
@@ -565,6 +568,38 @@ TEST_P(KernelTest, TiesOnBothQuantizePaths) {
       }
     }
     SetQuantizePathForTest(QuantizePath::kAuto);
+  }
+}
+
+// float4 adds its zero point after the division: for every zero point z (all 16 codes), x near
+// (m - z) * s for every midpoint m between float4 values and for m = 0 (where the sign of
+// q + z picks 0x0 or 0x8), and their float32 neighbours (4 ulps each way), on both exact paths.
+TEST_P(KernelTest, Float4TiesWithEveryZeroPointOnBothPaths) {
+  const float scales[] = {1.0f, 3.0f, 0.1f, 1.0f / 255.0f, 0.0371f, 7.3e5f, 1e-3f, -0.7f, 3.3e-30f};
+  const float mids[] = {0.0f, 0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f};
+  for (uint8_t zcode = 0; zcode < 16; ++zcode) {
+    const float z = DecodeMiniFloat(DType::kFloat4E2M1, zcode);
+    for (float s : scales) {
+      std::vector<float> x;
+      for (float m : mids) {
+        for (float sign : {1.0f, -1.0f}) {
+          float v = (sign * m - z) * s;
+          for (int u = 0; u < 4; ++u) v = std::nextafter(v, -kInf);
+          for (int u = 0; u < 9; ++u, v = std::nextafter(v, kInf)) x.push_back(v);
+        }
+      }
+      std::vector<uint8_t> bytes(x.size() * 4);
+      std::memcpy(bytes.data(), x.data(), bytes.size());
+      for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+        SetQuantizePathForTest(path);
+        CheckAgainstReference(QLINEAR_DTYPE_FLOAT, bytes, static_cast<int64_t>(x.size()), QLINEAR_DTYPE_FLOAT,
+                              F32Bytes(s), QLINEAR_DTYPE_FLOAT4E2M1, true, 25,
+                              std::string(path == QuantizePath::kDivision ? "division" : "reciprocal") +
+                                  " float4 ties, zp code " + std::to_string(zcode) + ", scale " + std::to_string(s),
+                              &zcode);
+      }
+      SetQuantizePathForTest(QuantizePath::kAuto);
+    }
   }
 }
 

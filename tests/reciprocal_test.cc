@@ -25,17 +25,25 @@ namespace {
 struct OutputCase {
   int32_t type;
   int32_t saturate;
-  int64_t zero_point;  // stored as `type`; ignored for float8
+  int64_t zero_point;  // stored as `type` (float4: its code); zero for float8
 };
 
 // Integer encoders with the constant margin (8-bit, zp at 0 and off-centre) and the relative
-// one (16-bit); float8 encoders with and without saturation (normal and subnormal midpoints).
+// one (16-bit); float8 encoders with and without saturation (normal and subnormal midpoints);
+// float4 without and with a zero point (0xB = -1.5, added after the division).
 const OutputCase kOutputs[] = {
     {QLINEAR_DTYPE_INT8, 1, 0},          {QLINEAR_DTYPE_UINT8, 1, 131},
     {QLINEAR_DTYPE_INT16, 1, -1000},     {QLINEAR_DTYPE_FLOAT8E4M3FN, 1, 0},
     {QLINEAR_DTYPE_FLOAT8E5M2, 0, 0},    {QLINEAR_DTYPE_FLOAT8E4M3FNUZ, 0, 0},
     {QLINEAR_DTYPE_FLOAT8E4M3FN, 0, 0},  {QLINEAR_DTYPE_FLOAT8E5M2FNUZ, 1, 0},
+    {QLINEAR_DTYPE_FLOAT4E2M1, 1, 0},    {QLINEAR_DTYPE_FLOAT4E2M1, 1, 0xB},
 };
+
+// Bytes of n outputs of the case's type, and elements per compared unit of them.
+size_t OutputBytes(const OutputCase& out, int64_t n) {
+  const size_t count = static_cast<size_t>(n);
+  return out.type == QLINEAR_DTYPE_INT16 ? count * 2 : out.type == QLINEAR_DTYPE_FLOAT4E2M1 ? count / 2 : count;
+}
 
 std::vector<float> Scales() {
   return {1.0f, 3.0f, 0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f,
@@ -59,7 +67,7 @@ void Quantize(const std::vector<float>& x, float scale, const OutputCase& out, s
   qlinear_quantize_attrs_init(&a);
   a.saturate = out.saturate;
   a.output_dtype = out.type;
-  const size_t bytes = static_cast<size_t>(n) * (out.type == QLINEAR_DTYPE_INT16 ? 2 : 1);
+  const size_t bytes = OutputBytes(out, n);
   y->assign(bytes, 0);
   ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &a, y->data(), bytes), QLINEAR_OK) << qlinear_last_error();
 }
@@ -110,9 +118,13 @@ TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
           SetQuantizePathForTest(QuantizePath::kReciprocal);
           Quantize(x, s, out, &by_rec);
           if (by_div != by_rec) {
+            // Per element: w bytes, or (float4) the element's nibble.
+            const size_t w = out.type == QLINEAR_DTYPE_INT16 ? 2 : 1;
+            const bool nibbles = out.type == QLINEAR_DTYPE_FLOAT4E2M1;
             for (size_t i = 0; i < x.size(); ++i) {
-              const size_t w = out.type == QLINEAR_DTYPE_INT16 ? 2 : 1;
-              if (std::memcmp(&by_div[i * w], &by_rec[i * w], w) != 0) {
+              const bool differs = nibbles ? ((by_div[i / 2] ^ by_rec[i / 2]) >> (4 * (i % 2)) & 0xF) != 0
+                                           : std::memcmp(&by_div[i * w], &by_rec[i * w], w) != 0;
+              if (differs) {
                 uint32_t bits;
                 std::memcpy(&bits, &x[i], 4);
                 ADD_FAILURE() << hwy::TargetName(target) << " " << qlinear_dtype_name(out.type)
