@@ -101,7 +101,13 @@ void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
         }
         break;
       case Granularity::kBlocked:
-        if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
+        if (l.inner == 1 && l.axis_dim % l.block == 0) {
+          // Blocks along the last axis that tile its rows: scale index i / block, so the rows
+          // join into one run (no per-row call).
+          r.scale_first = i / l.block;
+          r.period = l.block;
+          r.phase = i % l.block;
+        } else if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
           const int64_t o = i / l.axis_dim, a = i % l.axis_dim;
           r.count = l.axis_dim - a;
           r.scale_first = o * l.scale_axis + a / l.block;

@@ -99,10 +99,13 @@ TEST(Range, SlicesJoinToTheWholeTensor) {
 
 // A sub-range call decodes only the scales in ScaleWindow: every element of the range must use
 // one of them (checked against ScaleIndex, the definition, for every range of small layouts).
+// Also: ForEachRun's runs cover the range in order, and each element's scale index from its run
+// (scale_first + (phase + j) / period) is ScaleIndex's (rows of blocks that tile the last axis
+// join into one run: axis_dim 6 with blocks 2 and 3).
 TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
   for (Granularity g : {Granularity::kPerTensor, Granularity::kPerAxis, Granularity::kBlocked}) {
     for (int64_t outer : {1, 3}) {
-      for (int64_t axis_dim : {1, 5, 7}) {
+      for (int64_t axis_dim : {1, 5, 6, 7}) {
         for (int64_t inner : {1, 4}) {
           for (int64_t block : {1, 2, 3}) {
             Layout l;
@@ -127,6 +130,20 @@ TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
                       << "granularity " << static_cast<int>(g) << " [" << outer << "," << axis_dim << ","
                       << inner << "] block " << block << " range [" << b << "," << e << ") element " << i;
                 }
+                int64_t next = b;
+                ForEachRun(l, b, e, [&](const qlinear::Run& r) {
+                  ASSERT_EQ(r.start, next);
+                  ASSERT_GT(r.count, 0);
+                  ASSERT_TRUE(r.phase >= 0 && r.phase < r.period);
+                  for (int64_t j = 0; j < r.count; ++j) {
+                    ASSERT_EQ(r.scale_first + (r.phase + j) / r.period, ScaleIndex(l, r.start + j))
+                        << "granularity " << static_cast<int>(g) << " [" << outer << "," << axis_dim << ","
+                        << inner << "] block " << block << " range [" << b << "," << e << ") element "
+                        << r.start + j;
+                  }
+                  next += r.count;
+                });
+                ASSERT_EQ(next, e);
               }
             }
           }
