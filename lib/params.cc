@@ -67,16 +67,16 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   float* s = &scale0_;
   int32_t* z = &zp0_;
   if (n != 1) {
-    zps_.resize(static_cast<size_t>(n));
-    z = zps_.data();
+    zps_.reset(new int32_t[static_cast<size_t>(n)]);
+    z = zps_.get();
   }
   if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
       reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {
     prm_.scales = static_cast<const float*>(scale) + first;
   } else {
     if (n != 1) {
-      scales_.resize(static_cast<size_t>(n));
-      s = scales_.data();
+      scales_.reset(new float[static_cast<size_t>(n)]);
+      s = scales_.get();
     }
     DecodeScales(scale_type, scale, first, n, prec, s);
     prm_.scales = s;
@@ -87,8 +87,8 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   if (reciprocals) {
     float* r = &recip0_;
     if (n != 1) {
-      recips_.resize(static_cast<size_t>(n));
-      r = recips_.data();
+      recips_.reset(new float[static_cast<size_t>(n)]);
+      r = recips_.get();
     }
     // Branch-free (a per-element isnormal loop cost more than the quantization of 32-element
     // blocks): a normal float32 has an exponent field in [1, 254].
@@ -102,9 +102,9 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     if (not_normal == 0) prm_.recips = r;
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
-      offsets_.resize(static_cast<size_t>(n));
+      offsets_.reset(new float[static_cast<size_t>(n)]);
       for (int64_t k = 0; k < n; ++k) offsets_[k] = static_cast<float>(z[k]) + kFixedPointOffset;
-      prm_.offsets = offsets_.data();
+      prm_.offsets = offsets_.get();
     }
   }
   prm_.vector = true;

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include <vector>
+#include <memory>
 
 #include "kernels.h"
 #include "plan.h"
@@ -29,10 +29,12 @@ class DecodedParams {
   float scale0_ = 1.0f;
   int32_t zp0_ = 0;
   float recip0_ = 1.0f;
-  std::vector<float> scales_;
-  std::vector<float> recips_;
-  std::vector<int32_t> zps_;
-  std::vector<float> offsets_;
+  // Not value-initialized (every element is written before use): zero-filling the arrays of a
+  // blocked tensor's scales showed up in its profile.
+  std::unique_ptr<float[]> scales_;
+  std::unique_ptr<float[]> recips_;
+  std::unique_ptr<int32_t[]> zps_;
+  std::unique_ptr<float[]> offsets_;
   QuantParams prm_;
 };
 
