@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -75,6 +76,27 @@ bool ReciprocalFasterDriver() {
   return faster;
 }
 
+// r[k] = 1 / s[k]; whether every r[k] is a normal float32 (exponent field neither 0 nor 255).
+bool ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float* HWY_RESTRICT r) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  auto bad = hn::Zero(di);
+  int64_t k = 0;
+  for (; k + N <= n; k += N) {
+    const auto v = hn::Div(hn::Set(df, 1.0f), hn::LoadU(df, s + k));
+    hn::StoreU(v, df, r + k);
+    const auto field = hn::And(hn::ShiftRight<23>(hn::BitCast(di, v)), hn::Set(di, 0xFF));
+    bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Eq(field, hn::Zero(di)), hn::Eq(field, hn::Set(di, 0xFF)))));
+  }
+  bool normal = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+  for (; k < n; ++k) {
+    r[k] = 1.0f / s[k];
+    normal = normal && std::isnormal(r[k]);
+  }
+  return normal;
+}
+
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -90,6 +112,7 @@ HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
 HWY_EXPORT(ReciprocalFasterDriver);
+HWY_EXPORT(ReciprocalsDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -182,6 +205,16 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
+}
+
+bool ComputeReciprocals(const float* s, int64_t n, float* r) {
+  if (n >= 64) return HWY_DYNAMIC_DISPATCH(ReciprocalsDriver)(s, n, r);
+  bool normal = true;  // few scales: not worth a dispatch
+  for (int64_t k = 0; k < n; ++k) {
+    r[k] = 1.0f / s[k];
+    normal = normal && std::isnormal(r[k]);
+  }
+  return normal;
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }

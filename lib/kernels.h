@@ -57,6 +57,10 @@ void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b);
 // DynamicQuantizeLinear: range pass, then a per-tensor quantize pass.
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp);
 
+// r[k] = 1 / s[k] for k < n (vector form for many scales); whether every r[k] is a normal
+// float32, the condition for the reciprocal path.
+bool ComputeReciprocals(const float* s, int64_t n, float* r);
+
 // Name of the target a call made now would run on, its Highway bit, and its float32 lanes.
 const char* ActiveTargetName();
 int64_t DispatchedTarget();

@@ -90,16 +90,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
       recips_.reset(new float[static_cast<size_t>(n)]);
       r = recips_.get();
     }
-    // Branch-free (a per-element isnormal loop cost more than the quantization of 32-element
-    // blocks): a normal float32 has an exponent field in [1, 254].
-    uint32_t not_normal = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      r[k] = 1.0f / prm_.scales[k];
-      uint32_t bits;
-      std::memcpy(&bits, &r[k], sizeof(bits));
-      not_normal |= static_cast<uint32_t>(((bits >> 23) & 0xFFu) - 1u >= 254u);
-    }
-    if (not_normal == 0) prm_.recips = r;
+    if (ComputeReciprocals(prm_.scales, n, r)) prm_.recips = r;
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
       offsets_.reset(new float[static_cast<size_t>(n)]);

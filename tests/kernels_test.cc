@@ -284,6 +284,40 @@ TEST_P(KernelTest, Granularities) {
   }
 }
 
+// Per-element scales where a few reciprocals are not normal floats (1/1e-39 is Inf): the whole
+// call must divide (with Inf, x = 0 or tiny x would come out saturated or NaN). Columns 5 and 97
+// hold the bad scales (the vector part and the tail of 100 scales), their x 0 and +-1e-44.
+TEST_P(KernelTest, PerElementScalesWithoutNormalReciprocalsDivide) {
+  const int64_t rows = 3, cols = 100;
+  std::vector<float> scales(cols, 0.05f), x(rows * cols);
+  scales[5] = scales[97] = 1e-39f;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (float& v : x) v = normal(rng);
+  for (int64_t c : {5, 97}) {
+    x[c] = 0.0f;
+    x[cols + c] = 1e-44f;
+    x[2 * cols + c] = -1e-44f;
+  }
+  const int64_t xs[2] = {rows, cols}, ss[1] = {cols};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, xs, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, ss, scales.data()};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.axis = 1;
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  QuantizePlan plan;
+  ASSERT_EQ(PlanQuantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK);
+  std::vector<uint8_t> want(rows * cols), got(rows * cols);
+  QuantizeReference(plan, want.data(), 0, rows * cols);
+  for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+    SetQuantizePathForTest(path);
+    ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, &a, got.data(), got.size()), QLINEAR_OK);
+    SetQuantizePathForTest(QuantizePath::kAuto);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+  }
+}
+
 TEST_P(KernelTest, LargeTensor) {
   std::mt19937 rng(4);
   CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, {{1000003}, {}, 1, 0},
