@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -89,12 +88,8 @@ bool ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float* HWY_RESTRI
     const auto field = hn::And(hn::ShiftRight<23>(hn::BitCast(di, v)), hn::Set(di, 0xFF));
     bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Eq(field, hn::Zero(di)), hn::Eq(field, hn::Set(di, 0xFF)))));
   }
-  bool normal = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
-  for (; k < n; ++k) {
-    r[k] = 1.0f / s[k];
-    normal = normal && std::isnormal(r[k]);
-  }
-  return normal;
+  const bool normal = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+  return ScalarReciprocals(s, k, n, r) && normal;
 }
 
 int64_t TargetDriver() { return HWY_TARGET; }
@@ -209,12 +204,7 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
 
 bool ComputeReciprocals(const float* s, int64_t n, float* r) {
   if (n >= 64) return HWY_DYNAMIC_DISPATCH(ReciprocalsDriver)(s, n, r);
-  bool normal = true;  // few scales: not worth a dispatch
-  for (int64_t k = 0; k < n; ++k) {
-    r[k] = 1.0f / s[k];
-    normal = normal && std::isnormal(r[k]);
-  }
-  return normal;
+  return ScalarReciprocals(s, 0, n, r);  // few scales: not worth a dispatch
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <cmath>
+
 #include "plan.h"
 
 namespace qlinear {
@@ -60,6 +62,16 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
 // r[k] = 1 / s[k] for k < n (vector form for many scales); whether every r[k] is a normal
 // float32, the condition for the reciprocal path.
 bool ComputeReciprocals(const float* s, int64_t n, float* r);
+
+// The same for k in [k0, n), one at a time (few scales, and the vector form's tail).
+inline bool ScalarReciprocals(const float* s, int64_t k0, int64_t n, float* r) {
+  bool normal = true;
+  for (int64_t k = k0; k < n; ++k) {
+    r[k] = 1.0f / s[k];
+    normal = normal && std::isnormal(r[k]);
+  }
+  return normal;
+}
 
 // Name of the target a call made now would run on, its Highway bit, and its float32 lanes.
 const char* ActiveTargetName();
