@@ -136,11 +136,15 @@ struct IntEncoder {
   HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DF> offset,
                                          hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
     const DI di;
+#if HWY_ARCH_X86
+    // After MAXPS every lane is a positive float (NaN became lo), whose bits order as int32: the
+    // upper clamp is an integer min, off the FP pipes that the FMA and MAXPS use.
+    const auto t = hn::Min(hn::BitCast(di, hn::Max(hn::MulAdd(x, r, offset), lo)), hn::BitCast(di, hi));
+#else
     auto tf = hn::Min(hn::Max(hn::MulAdd(x, r, offset), lo), hi);
-#if !HWY_ARCH_X86
     tf = hn::IfThenElse(hn::IsNaN(tf), lo, tf);
-#endif
     const auto t = hn::BitCast(di, tf);
+#endif
     *near = NoBitsSet(df, t, 0x3FF8);
     const auto codes = hn::ShiftRight<14>(t);
     return kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
@@ -332,6 +336,45 @@ HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_R
   hn::StoreU(hn::DemoteTo(dout, v), dout, out);
 }
 
+// Two or four code vectors to consecutive outputs. On AVX3_DL, byte outputs: one VPERMT2B takes
+// the low byte of each lane of two vectors (an insert joins two such halves), then one store:
+// per 64 codes 3 ops and a store instead of four VPMOVDB (two ops each) and four stores.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+// Byte k of the result (k < 32) is byte 4k of the pair: the index's bit 6 picks c1, and only
+// its low 7 bits count, so 4k (mod 256) serves.
+HWY_INLINE __m512i LowBytesOfPair(__m512i c0, __m512i c1) {
+  alignas(64) static constexpr uint8_t kLowBytes[64] = {
+      0,   4,   8,   12,  16,  20,  24,  28,  32,  36,  40,  44,  48,  52,  56,  60,
+      64,  68,  72,  76,  80,  84,  88,  92,  96,  100, 104, 108, 112, 116, 120, 124,
+      128, 132, 136, 140, 144, 148, 152, 156, 160, 164, 168, 172, 176, 180, 184, 188,
+      192, 196, 200, 204, 208, 212, 216, 220, 224, 228, 232, 236, 240, 244, 248, 252};
+  return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kLowBytes), c1);
+}
+#endif
+
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreTwoCodes(DF df, VI c0, VI c1, TOut* HWY_RESTRICT out) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
+    return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(LowBytesOfPair(c0.raw, c1.raw)));
+  }
+#endif
+  StoreCodes(df, c0, out);
+  StoreCodes(df, c1, out + hn::Lanes(df));
+}
+
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT out) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
+    const __m512i lo = LowBytesOfPair(c0.raw, c1.raw), hi = LowBytesOfPair(c2.raw, c3.raw);
+    return _mm512_storeu_si512(out, _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1));
+  }
+#endif
+  StoreTwoCodes(df, c0, c1, out);
+  StoreTwoCodes(df, c2, c3, out + 2 * hn::Lanes(df));
+}
+
 template <class DF>
 HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) {
   return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
@@ -362,6 +405,15 @@ struct Span {
   const float* off = nullptr;
 };
 
+// redo(k) for each k of the four whose boundary flags m_k has a lane set.
+template <class DF, class M, class Redo>
+HWY_INLINE void RedoFlagged(DF df, M m0, M m1, M m2, M m3, Redo&& redo) {
+  if (!hn::AllFalse(df, m0)) redo(0);
+  if (!hn::AllFalse(df, m1)) redo(1);
+  if (!hn::AllFalse(df, m2)) redo(2);
+  if (!hn::AllFalse(df, m3)) redo(3);
+}
+
 // The reciprocal path (above) over whole groups of four vectors: their boundary flags are ORed
 // and tested once per group (no mask-to-register move per vector); in a flagged group the
 // flagged vectors are redone by division (redo(i) recomputes the vector at i). Returns the
@@ -380,25 +432,21 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
   const auto uoff = enc.ZeroOffset(df, uz);
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
-  auto one = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
+  auto codes = [&](int64_t i, hn::Mask<decltype(df)>* near) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
     const auto vr = kPerElement ? hn::LoadU(df, r + i) : ur;
     const auto zoff = !kPerElement ? uoff : kOffsets ? hn::LoadU(df, off + i) : enc.ZeroOffset(df, vz);
-    hn::Mask<decltype(df)> near;
-    StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, &near),
-               out + i);
-    return near;
+    return enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, near);
   };
   int64_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    const auto m0 = one(i), m1 = one(i + N), m2 = one(i + 2 * N), m3 = one(i + 3 * N);
+    hn::Mask<decltype(df)> m0, m1, m2, m3;
+    const auto c0 = codes(i, &m0), c1 = codes(i + N, &m1), c2 = codes(i + 2 * N, &m2), c3 = codes(i + 3 * N, &m3);
+    StoreFourCodes(df, c0, c1, c2, c3, out + i);
     if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) {
       // Only the flagged vectors: inputs with few significant bits (bfloat16 x, round scales)
       // hit exact ties in a few % of lanes, and redoing all four cost up to half the time.
-      if (!hn::AllFalse(df, m0)) redo(i);
-      if (!hn::AllFalse(df, m1)) redo(i + N);
-      if (!hn::AllFalse(df, m2)) redo(i + 2 * N);
-      if (!hn::AllFalse(df, m3)) redo(i + 3 * N);
+      RedoFlagged(df, m0, m1, m2, m3, [&](int64_t k) { redo(i + k * N); });
     }
   }
   return i;
@@ -534,11 +582,20 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
     }
     const auto vr = hn::Set(df, r[k]);
     const auto zoff = off != nullptr ? hn::Set(df, off[k]) : enc.ZeroOffset(df, vz);
+    auto codes = [&](int64_t i, hn::Mask<decltype(df)>* near) QLINEAR_INLINE_LAMBDA {
+      return enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, near);
+    };
     auto flags = hn::FirstN(df, 0);
-    for (int64_t i = j; i < j + len; i += N) {
+    int64_t i = j;
+    for (; i + 2 * N <= j + len; i += 2 * N) {  // pairs: one narrowing store (StoreTwoCodes)
+      hn::Mask<decltype(df)> m0, m1;
+      const auto c0 = codes(i, &m0), c1 = codes(i + N, &m1);
+      StoreTwoCodes(df, c0, c1, out + i);
+      flags = hn::Or(flags, hn::Or(m0, m1));
+    }
+    if (i < j + len) {  // len is a multiple of N
       hn::Mask<decltype(df)> near;
-      StoreCodes(df, enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, &near),
-                 out + i);
+      StoreCodes(df, codes(i, &near), out + i);
       flags = hn::Or(flags, near);
     }
     if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) divide_block(j, len, hn::Set(df, s[k]), vz);
@@ -592,29 +649,48 @@ HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HW
   constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
+  using M = hn::Mask<decltype(df)>;
+  auto encode = [&](int64_t k, int64_t col, hn::Vec<decltype(df)> vr, hn::Vec<decltype(df)> zoff, M* near)
+                    QLINEAR_INLINE_LAMBDA {
+    return enc.template EncodeReciprocal<false, kLowByte>(df, LoadAsF32(df, x + k * len + col), vr, hn::Zero(di),
+                                                          zoff, lo, hi, near);
+  };
+  // The flagged vectors of one column, by division.
+  auto redo_column = [&](int64_t col, M m0, M m1, M m2, M m3) {
+    const auto vs = hn::LoadU(df, s + col);
+    const auto vz = hn::LoadU(di, z + col);
+    auto redo = [&](int64_t k) { DivideVector(enc, df, x + k * len + col, vs, vz, out + k * len + col); };
+    RedoFlagged(df, m0, m1, m2, m3, redo);
+  };
   int64_t i = 0;
+  for (; i + 2 * N <= len; i += 2 * N) {  // two columns: one narrowing store per row (StoreTwoCodes)
+    const auto vr0 = hn::LoadU(df, r + i), vr1 = hn::LoadU(df, r + i + N);
+    const auto zo0 = hn::LoadU(df, off + i), zo1 = hn::LoadU(df, off + i + N);
+    M a0, a1, a2, a3, b0, b1, b2, b3;
+    auto row = [&](int64_t k, M* ma, M* mb) QLINEAR_INLINE_LAMBDA {
+      const auto c0 = encode(k, i, vr0, zo0, ma);
+      const auto c1 = encode(k, i + N, vr1, zo1, mb);
+      StoreTwoCodes(df, c0, c1, out + k * len + i);
+    };
+    row(0, &a0, &b0);
+    row(1, &a1, &b1);
+    row(2, &a2, &b2);
+    row(3, &a3, &b3);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(hn::Or(a0, a1), hn::Or(a2, a3)),
+                                              hn::Or(hn::Or(b0, b1), hn::Or(b2, b3)))))) {
+      redo_column(i, a0, a1, a2, a3);
+      redo_column(i + N, b0, b1, b2, b3);
+    }
+  }
   for (; i + N <= len; i += N) {
     const auto vr = hn::LoadU(df, r + i);
     const auto zoff = hn::LoadU(df, off + i);
-    auto one = [&](int64_t k) QLINEAR_INLINE_LAMBDA {
-      hn::Mask<decltype(df)> near;
-      StoreCodes(df, enc.template EncodeReciprocal<false, kLowByte>(df, LoadAsF32(df, x + k * len + i), vr,
-                                                                    hn::Zero(di), zoff, lo, hi, &near),
-                 out + k * len + i);
-      return near;
-    };
-    const auto m0 = one(0), m1 = one(1), m2 = one(2), m3 = one(3);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) {
-      const auto vs = hn::LoadU(df, s + i);
-      const auto vz = hn::LoadU(di, z + i);
-      auto redo = [&](int64_t k) {
-        DivideVector(enc, df, x + k * len + i, vs, vz, out + k * len + i);
-      };
-      if (!hn::AllFalse(df, m0)) redo(0);
-      if (!hn::AllFalse(df, m1)) redo(1);
-      if (!hn::AllFalse(df, m2)) redo(2);
-      if (!hn::AllFalse(df, m3)) redo(3);
-    }
+    M m0, m1, m2, m3;
+    StoreCodes(df, encode(0, i, vr, zoff, &m0), out + i);
+    StoreCodes(df, encode(1, i, vr, zoff, &m1), out + len + i);
+    StoreCodes(df, encode(2, i, vr, zoff, &m2), out + 2 * len + i);
+    StoreCodes(df, encode(3, i, vr, zoff, &m3), out + 3 * len + i);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) redo_column(i, m0, m1, m2, m3);
   }
   if (i == len) return;
   for (int64_t k = 0; k < 4; ++k) {
@@ -686,11 +762,11 @@ HWY_NOINLINE void PackCodes(const uint8_t* HWY_RESTRICT codes, int64_t n, uint8_
     const hn::Rebind<uint8_t, decltype(d32)> d8q;
     const int64_t N8 = static_cast<int64_t>(hn::Lanes(d8));
     for (; i + N8 <= n; i += N8) {
-      const auto w = hn::BitCast(d32, hn::LoadU(d8, codes + i));
-      auto v = hn::And(w, hn::Set(d32, 0x3u));
-      v = hn::Or(v, hn::And(hn::ShiftRight<6>(w), hn::Set(d32, 0xCu)));
-      v = hn::Or(v, hn::And(hn::ShiftRight<12>(w), hn::Set(d32, 0x30u)));
-      v = hn::Or(v, hn::And(hn::ShiftRight<18>(w), hn::Set(d32, 0xC0u)));
+      // Codes c0..c3 at bits 0, 8, 16, 24: fold pairs (c1 to bits 2..3, c3 to 18..19), then
+      // halves (bits 16..19 to 4..7); other bits that move stay above bit 7 and are masked.
+      auto v = hn::And(hn::BitCast(d32, hn::LoadU(d8, codes + i)), hn::Set(d32, 0x03030303u));
+      v = hn::Or(v, hn::ShiftRight<6>(v));
+      v = hn::And(hn::Or(v, hn::ShiftRight<12>(v)), hn::Set(d32, 0xFFu));
       hn::StoreU(hn::DemoteTo(d8q, hn::BitCast(hn::RebindToSigned<decltype(d32)>(), v)), d8q,
                  out + i / 4);
     }
