@@ -420,8 +420,10 @@ TEST_P(KernelTest, DequantizeEveryType) {
                             QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2,
                             QLINEAR_DTYPE_FLOAT4E2M1};
   const int64_t L = lanes_;
+  // (9L + 5 and 4L + 3: the float32 loop's four-vector turns, then single vectors and a tail)
   const std::vector<Layout2> layouts = {{{2 * L + 3}, {}, 1, 0}, {{5, L + 3}, {5}, 0, 0},
-                                        {{3, 2 * L + 1}, {2 * L + 1}, 1, 0},
+                                        {{3, 2 * L + 1}, {2 * L + 1}, 1, 0}, {{9 * L + 5}, {}, 1, 0},
+                                        {{2, 4 * L + 3}, {4 * L + 3}, 1, 0},
                                         {{3, 70}, {3, 3}, 1, 32}, {{5, 7}, {3, 7}, 0, 2},
                                         {{1}, {}, 1, 0}, {{0}, {}, 1, 0}};
   for (int32_t xt : inputs) {
