@@ -42,19 +42,24 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Elements staged per chunk for sub-byte outputs/inputs (a multiple of 4: whole bytes).
 constexpr int64_t kChunk = 1024;
 
-// Lanes of v (int32) with none of `bits` set, as a mask for DF. On AVX-512 one VPTESTNMD: from
-// Highway's And + Eq, GCC emits VPANDD + VPTESTNMD, and that extra op cost 12% (int8 64K
-// 9.95 -> 8.8 G el/s, A/B binaries back to back).
+// ok without the lanes of v (int32) that have none of `bits` set. On AVX-512 one VPTESTMD under
+// the mask ok: the flags of a group of vectors chain through it and one KORTEST tests them all
+// (a VPTESTNMD per vector, KORWs to join them and a KORTEST were 8 of 27 ops per 64 int8 codes).
 template <class DF, class VI>
-HWY_INLINE hn::Mask<DF> NoBitsSet(DF df, VI v, int32_t bits) {
+HWY_INLINE hn::Mask<DF> KeepIfAnyBitSet(DF df, hn::Mask<DF> ok, VI v, int32_t bits) {
   const hn::RebindToSigned<DF> di;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (hn::MaxLanes(df) == 16) {
-    return hn::Mask<DF>{_mm512_testn_epi32_mask(v.raw, hn::Set(di, bits).raw)};
+    return hn::Mask<DF>{_mm512_mask_test_epi32_mask(ok.raw, v.raw, hn::Set(di, bits).raw)};
   }
 #endif
-  return hn::RebindMask(df, hn::Eq(hn::And(v, hn::Set(di, bits)), hn::Zero(di)));
+  return hn::AndNot(hn::RebindMask(df, hn::Eq(hn::And(v, hn::Set(di, bits)), hn::Zero(di))), ok);
 }
+
+// What IntEncoder's fixed-point EncodeReciprocal returns per lane: the code; only its low byte
+// exact (for a truncating store); or the clamped t itself, whose bits 14..21 are the code's low
+// byte (StoreFourFixedPoint narrows and shifts in one go). Other encoders return codes.
+enum class CodeForm { kExact, kLowByte, kFixedPoint };
 
 // ---- QuantizeLinear encoders: quotient lanes -> output codes (int32 lanes) -----------------
 //
@@ -128,13 +133,13 @@ struct IntEncoder {
   HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> zp) const {
     return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, kFixedPointOffset));
   }
-  // kLowByte: only the codes' low 8 bits are used (a truncating store); skips the subtraction
-  // of bits(768) >> 14 = 0x11100, whose low byte is zero.
+  // kForm (CodeForm): kLowByte skips the subtraction of bits(768) >> 14 = 0x11100, whose low
+  // byte is zero; kFixedPoint also the shift.
   // lo, hi: ReciprocalLower/Upper, hoisted by the caller (GCC reloads members after int8
-  // stores, which may alias them).
-  template <bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  // stores, which may alias them). ok: flagged lanes cleared (KeepIfAnyBitSet).
+  template <CodeForm kForm, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> FixedPointCodes(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DF> offset,
-                                         hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
+                                         hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* ok) const {
     const DI di;
 #if HWY_ARCH_X86
     // After MAXPS every lane is a positive float (NaN became lo), whose bits order as int32: the
@@ -145,9 +150,10 @@ struct IntEncoder {
     tf = hn::IfThenElse(hn::IsNaN(tf), lo, tf);
     const auto t = hn::BitCast(di, tf);
 #endif
-    *near = NoBitsSet(df, t, 0x3FF8);
+    *ok = KeepIfAnyBitSet(df, *ok, t, 0x3FF8);
+    if constexpr (kForm == CodeForm::kFixedPoint) return t;
     const auto codes = hn::ShiftRight<14>(t);
-    return kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
+    return kForm == CodeForm::kLowByte ? codes : hn::Sub(codes, hn::Set(di, 0x44400000 >> 14));
   }
 
   template <class DF>
@@ -155,15 +161,17 @@ struct IntEncoder {
   template <class DF>
   HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const { return hn::Set(df, 768.75f + static_cast<float>(qmax)); }
 
-  // Codes of x * r (r = 1/s) and the lanes to redo by division (see ReciprocalVectors).
-  // zoff = ZeroOffset(zp).
-  template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  // Codes of x * r (r = 1/s) in the form kForm; lanes to redo by division are cleared in *ok
+  // (see ReciprocalVectors). zoff = ZeroOffset(zp).
+  static constexpr bool kHasFixedPoint = true;
+  template <bool kRelative, CodeForm kForm, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp, hn::Vec<DF> zoff,
-                                          hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* near) const {
-    if constexpr (!kRelative) return FixedPointCodes<kLowByte>(df, x, r, zoff, lo, hi, near);
+                                          hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* ok) const {
+    static_assert(!kRelative || kForm != CodeForm::kFixedPoint, "the relative test has no t");
+    if constexpr (!kRelative) return FixedPointCodes<kForm>(df, x, r, zoff, lo, hi, ok);
     const hn::Vec<DF> q = hn::Mul(x, r);
     const hn::Vec<DF> c = Prepare(df, q, zp);
-    *near = NearBoundary(df, c);
+    *ok = hn::AndNot(NearBoundary(df, c), *ok);
     return Finish(df, q, c, zp);
   }
 };
@@ -248,10 +256,11 @@ struct MiniFloatEncoder {
   HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> zp) const {
     return Tr::kFp4 ? hn::BitCast(df, zp) : hn::Zero(df);
   }
-  template <bool kRelative, bool kLowByte, class DF, class DI = hn::RebindToSigned<DF>>
+  static constexpr bool kHasFixedPoint = false;  // codes in every CodeForm
+  template <bool kRelative, CodeForm kForm, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> EncodeReciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/,
                                           hn::Vec<DF> zoff, hn::Vec<DF> /*lo*/, hn::Vec<DF> cap,
-                                          hn::Mask<DF>* near) const {
+                                          hn::Mask<DF>* ok) const {
     const DI di;
     constexpr int kUnitShift = 16;
     constexpr int32_t kMagic = (23 - Tr::kMant - kUnitShift) << 23;  // m = eb + kMagic
@@ -265,11 +274,11 @@ struct MiniFloatEncoder {
                             hn::Set(di, Tr::kMinNormalBits));
     const auto sum = hn::Add(av, hn::BitCast(df, hn::Add(eb, hn::Set(di, kMagic))));
     const auto u = hn::Sub(hn::BitCast(di, sum), hn::Add(eb, hn::Set(di, kBase)));
-    *near = hn::Or(hn::IsNaN(q), NoBitsSet(df, u, 0xFFF8));
+    *ok = KeepIfAnyBitSet(df, hn::AndNot(hn::IsNaN(q), *ok), u, 0xFFF8);
     auto code = hn::Add(hn::ShiftRight<kUnitShift>(u), hn::ShiftRight<23 - Tr::kMant>(eb));
     if constexpr (Tr::kFp4) {
       const auto near_zero = hn::And(hn::Lt(av, hn::Set(df, 0x1p-12f)), hn::Ne(x, hn::Zero(df)));
-      *near = hn::Or(*near, near_zero);
+      *ok = hn::AndNot(near_zero, *ok);
       return hn::OrAnd(code, hn::ShiftRight<28>(hn::BitCast(di, q)), hn::Set(di, Tr::kSignBit));
     }
     // Beyond max: NaN (e4m3fn 0x7F, fnuz 0x80) or Inf (e5m2 0x7C), in each case max + 1.
@@ -315,11 +324,7 @@ struct MiniFloatEncoder {
 // saturating (DemoteTo): the fixed-point encoder can then skip a subtraction.
 template <class DF, class TOut>
 constexpr bool kTruncatingStore =
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    sizeof(TOut) == 1 && hn::MaxLanes(DF()) == 16;
-#else
-    false;
-#endif
+    HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && sizeof(TOut) == 1 && hn::MaxLanes(DF()) == 16;
 
 template <class DF, class TOut>
 HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_RESTRICT out) {
@@ -340,15 +345,23 @@ HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_R
 // the low byte of each lane of two vectors (an insert joins two such halves), then one store:
 // per 64 codes 3 ops and a store instead of four VPMOVDB (two ops each) and four stores.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
-// Byte k of the result (k < 32) is byte 4k of the pair: the index's bit 6 picks c1, and only
-// its low 7 bits count, so 4k (mod 256) serves.
+// A VPERMT2B index: byte k takes byte (k / group) * stride + first + k % group of the pair
+// (bit 6 picks the second vector; only the low 7 bits count).
+struct alignas(64) ByteIndex {
+  uint8_t b[64];
+};
+constexpr ByteIndex StridedBytes(int stride, int first, int group) {
+  ByteIndex t{};
+  for (int k = 0; k < 64; ++k) t.b[k] = static_cast<uint8_t>((k / group) * stride + first + k % group);
+  return t;
+}
+HWY_INLINE __m512i PermutePair(__m512i a, const ByteIndex& index, __m512i b) {
+  return _mm512_permutex2var_epi8(a, _mm512_load_si512(index.b), b);
+}
+// Bytes 0..31: the low byte of each lane of c0 then c1.
 HWY_INLINE __m512i LowBytesOfPair(__m512i c0, __m512i c1) {
-  alignas(64) static constexpr uint8_t kLowBytes[64] = {
-      0,   4,   8,   12,  16,  20,  24,  28,  32,  36,  40,  44,  48,  52,  56,  60,
-      64,  68,  72,  76,  80,  84,  88,  92,  96,  100, 104, 108, 112, 116, 120, 124,
-      128, 132, 136, 140, 144, 148, 152, 156, 160, 164, 168, 172, 176, 180, 184, 188,
-      192, 196, 200, 204, 208, 212, 216, 220, 224, 228, 232, 236, 240, 244, 248, 252};
-  return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kLowBytes), c1);
+  static constexpr ByteIndex kLowBytes = StridedBytes(4, 0, 1);
+  return PermutePair(c0, kLowBytes, c1);
 }
 #endif
 
@@ -373,6 +386,39 @@ HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_REST
 #endif
   StoreTwoCodes(df, c0, c1, out);
   StoreTwoCodes(df, c2, c3, out + 2 * hn::Lanes(df));
+}
+
+// Whether StoreFourFixedPoint narrows fixed-point t lanes itself (CodeForm::kFixedPoint).
+template <class DF, class TOut>
+constexpr bool kFixedPointStore = kTruncatingStore<DF, TOut> && HWY_TARGET <= HWY_AVX3_DL;
+
+// Four vectors of IntEncoder's t (CodeForm::kFixedPoint): code byte = bits 14..21 of t. VPERMB
+// gathers bytes 1 and 2 of each lane as a word (bits 8..23), two vectors into one under a
+// merge mask; one 16-bit shift by 6 per pair puts each code in its word's low byte; two more
+// VPERMB keep those bytes. 8 single-uop ops per 64 codes: VPERMT2B and VPMOVDB are 2-3 uops
+// each on Intel (2 cycles a piece measured on Sapphire Rapids, VPERMB 1), and 32-bit shifts of
+// each vector would cost 4.
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY_RESTRICT out) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (kFixedPointStore<DF, TOut>) {
+    // Byte k of a word vector: byte 1 + k % 2 of lane (k / 2) % 16 (each half from one t).
+    static constexpr ByteIndex kMiddleWords = StridedBytes(4, 1, 2);
+    static constexpr ByteIndex kLowBytesOfWords = StridedBytes(2, 0, 1);  // byte k: 2k mod 64
+    const __m512i words = _mm512_load_si512(kMiddleWords.b);
+    const __m512i low_bytes = _mm512_load_si512(kLowBytesOfWords.b);
+    constexpr __mmask64 kHigh = 0xFFFFFFFF00000000ull;
+    auto pair = [&](__m512i a, __m512i b) QLINEAR_INLINE_LAMBDA {
+      const __m512i w = _mm512_mask_permutexvar_epi8(_mm512_permutexvar_epi8(words, a), kHigh, words, b);
+      return _mm512_srli_epi16(w, 6);
+    };
+    const __m512i w01 = pair(t0.raw, t1.raw), w23 = pair(t2.raw, t3.raw);
+    const __m512i codes = _mm512_mask_permutexvar_epi8(_mm512_permutexvar_epi8(low_bytes, w01), kHigh, low_bytes, w23);
+    return _mm512_storeu_si512(out, codes);
+  }
+#endif
+  auto code = [](VI t) { return hn::Sub(hn::ShiftRight<14>(t), hn::Set(hn::RebindToSigned<DF>(), 0x44400000 >> 14)); };
+  StoreFourCodes(df, code(t0), code(t1), code(t2), code(t3), out);
 }
 
 template <class DF>
@@ -405,19 +451,18 @@ struct Span {
   const float* off = nullptr;
 };
 
-// redo(k) for each k of the four whose boundary flags m_k has a lane set.
-template <class DF, class M, class Redo>
-HWY_INLINE void RedoFlagged(DF df, M m0, M m1, M m2, M m3, Redo&& redo) {
-  if (!hn::AllFalse(df, m0)) redo(0);
-  if (!hn::AllFalse(df, m1)) redo(1);
-  if (!hn::AllFalse(df, m2)) redo(2);
-  if (!hn::AllFalse(df, m3)) redo(3);
-}
+// The CodeForm a loop asks of Enc for TOut: kFixedPoint where four vectors are stored at once
+// (kFour) by StoreFourFixedPoint, kLowByte for truncating stores, else exact codes.
+template <class Enc, bool kRelative, bool kFour, class DF, class TOut>
+constexpr CodeForm kFormFor = kFour && kFixedPointStore<DF, TOut> && Enc::kHasFixedPoint && !kRelative
+                                  ? CodeForm::kFixedPoint
+                              : kTruncatingStore<DF, TOut> ? CodeForm::kLowByte
+                                                           : CodeForm::kExact;
 
-// The reciprocal path (above) over whole groups of four vectors: their boundary flags are ORed
-// and tested once per group (no mask-to-register move per vector); in a flagged group the
-// flagged vectors are redone by division (redo(i) recomputes the vector at i). Returns the
-// number of elements done.
+// The reciprocal path (above) over whole groups of four vectors: the encoder clears the lanes
+// to redo in one mask per group (KeepIfAnyBitSet), tested once; in a flagged group the flags of
+// each vector are recomputed and only the flagged vectors redone by division (redo(i)
+// recomputes the vector at i). Returns the number of elements done.
 // kOffsets: per-element zero-point offsets are loaded from `off` rather than converted.
 template <bool kPerElement, bool kRelative, bool kOffsets, class Enc, class XT, class TOut, class Redo>
 HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
@@ -425,28 +470,38 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
                                      const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out, Redo&& redo) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
+  using M = hn::Mask<decltype(df)>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
+  constexpr CodeForm kForm = kFormFor<Enc, kRelative, true, decltype(df), TOut>;
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
   const auto uoff = enc.ZeroOffset(df, uz);
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
-  auto codes = [&](int64_t i, hn::Mask<decltype(df)>* near) QLINEAR_INLINE_LAMBDA {
+  const M all = hn::FirstN(df, static_cast<size_t>(N));
+  auto codes = [&](int64_t i, M* ok) QLINEAR_INLINE_LAMBDA {
     const auto vz = kPerElement ? hn::LoadU(di, z + i) : uz;
     const auto vr = kPerElement ? hn::LoadU(df, r + i) : ur;
     const auto zoff = !kPerElement ? uoff : kOffsets ? hn::LoadU(df, off + i) : enc.ZeroOffset(df, vz);
-    return enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, near);
+    return enc.template EncodeReciprocal<kRelative, kForm>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, ok);
   };
   int64_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    hn::Mask<decltype(df)> m0, m1, m2, m3;
-    const auto c0 = codes(i, &m0), c1 = codes(i + N, &m1), c2 = codes(i + 2 * N, &m2), c3 = codes(i + 3 * N, &m3);
-    StoreFourCodes(df, c0, c1, c2, c3, out + i);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) {
+    M ok = all;
+    const auto c0 = codes(i, &ok), c1 = codes(i + N, &ok), c2 = codes(i + 2 * N, &ok), c3 = codes(i + 3 * N, &ok);
+    if constexpr (kForm == CodeForm::kFixedPoint) {
+      StoreFourFixedPoint(df, c0, c1, c2, c3, out + i);
+    } else {
+      StoreFourCodes(df, c0, c1, c2, c3, out + i);
+    }
+    if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) {
       // Only the flagged vectors: inputs with few significant bits (bfloat16 x, round scales)
       // hit exact ties in a few % of lanes, and redoing all four cost up to half the time.
-      RedoFlagged(df, m0, m1, m2, m3, [&](int64_t k) { redo(i + k * N); });
+      for (int64_t k = i; k < i + 4 * N; k += N) {
+        M vector_ok = all;
+        (void)codes(k, &vector_ok);
+        if (!hn::AllTrue(df, vector_ok)) redo(k);
+      }
     }
   }
   return i;
@@ -548,7 +603,7 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
 // A run of blocks (period >= 16 elements per scale) in one call: blocks of whole vectors are
 // quantized inline with their broadcast scale (a call per 32-element block cost more than the
 // arithmetic); other blocks go through QuantizeSpan. On the reciprocal path the boundary flags
-// of a block are ORed and a flagged block is redone by division, as in ReciprocalVectors.
+// of a block are ANDed into one mask and a flagged block is redone by division.
 template <bool kRelative, class Enc, class XT, class TOut>
 HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRICT x,
                             const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
@@ -557,19 +612,21 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
+  constexpr CodeForm kForm = kFormFor<Enc, kRelative, false, decltype(df), TOut>;
   const bool reciprocal = Enc::kReciprocal && r != nullptr;
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
+  const auto all = hn::FirstN(df, static_cast<size_t>(N));
   auto divide_block = [&](int64_t j, int64_t len, hn::Vec<decltype(df)> vs, hn::Vec<decltype(di)> vz) {
     for (int64_t i = j; i < j + len; i += N) {
       DivideVector(enc, df, x + i, vs, vz, out + i);
     }
   };
   // Locals: int8 stores may alias `run` (GCC reloaded its fields after every block).
-  const int64_t period = run.period, count = run.count;
-  int64_t j = 0, len = period - run.phase;
-  for (int64_t k = 0; j < count; ++k, j += len, len = period) {
+  const int64_t period = run.period, phase = run.phase, count = run.count;
+  int64_t j = 0;
+  int64_t len = period - (phase + j) % period;
+  for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
     len = std::min(len, count - j);
     if (len % N != 0) {
       QuantizeSpan<false>(enc, x + j, len, s + k, reciprocal ? r + k : nullptr, z + k, out + j);
@@ -582,23 +639,17 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
     }
     const auto vr = hn::Set(df, r[k]);
     const auto zoff = off != nullptr ? hn::Set(df, off[k]) : enc.ZeroOffset(df, vz);
-    auto codes = [&](int64_t i, hn::Mask<decltype(df)>* near) QLINEAR_INLINE_LAMBDA {
-      return enc.template EncodeReciprocal<kRelative, kLowByte>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, near);
+    auto codes = [&](int64_t i, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
+      return enc.template EncodeReciprocal<kRelative, kForm>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, ok);
     };
-    auto flags = hn::FirstN(df, 0);
+    auto ok = all;
     int64_t i = j;
     for (; i + 2 * N <= j + len; i += 2 * N) {  // pairs: one narrowing store (StoreTwoCodes)
-      hn::Mask<decltype(df)> m0, m1;
-      const auto c0 = codes(i, &m0), c1 = codes(i + N, &m1);
+      const auto c0 = codes(i, &ok), c1 = codes(i + N, &ok);
       StoreTwoCodes(df, c0, c1, out + i);
-      flags = hn::Or(flags, hn::Or(m0, m1));
     }
-    if (i < j + len) {  // len is a multiple of N
-      hn::Mask<decltype(df)> near;
-      StoreCodes(df, codes(i, &near), out + i);
-      flags = hn::Or(flags, near);
-    }
-    if (HWY_UNLIKELY(!hn::AllFalse(df, flags))) divide_block(j, len, hn::Set(df, s[k]), vz);
+    if (i < j + len) StoreCodes(df, codes(i, &ok), out + i);  // len is a multiple of N
+    if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) divide_block(j, len, hn::Set(df, s[k]), vz);
   }
 }
 
@@ -636,7 +687,8 @@ HWY_INLINE void QuantizeRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
 
 // Four consecutive rows of len elements (row k at x + k * len) that share per-element scales,
 // on the fixed-point reciprocal path (QuantParams::offsets): each scale vector is loaded once
-// for the four rows; flags are tested once per column of four vectors, flagged ones redone by division.
+// for the four rows; flags are tested once per eight vectors (two columns), flagged ones redone by
+// division.
 template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HWY_RESTRICT x,
                                    const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
@@ -646,51 +698,53 @@ HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HW
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr bool kLowByte = kTruncatingStore<decltype(df), TOut>;
+  constexpr CodeForm kForm = kFormFor<Enc, false, false, decltype(df), TOut>;
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
   using M = hn::Mask<decltype(df)>;
-  auto encode = [&](int64_t k, int64_t col, hn::Vec<decltype(df)> vr, hn::Vec<decltype(df)> zoff, M* near)
+  const M all = hn::FirstN(df, static_cast<size_t>(N));
+  auto encode = [&](int64_t k, int64_t col, hn::Vec<decltype(df)> vr, hn::Vec<decltype(df)> zoff, M* ok)
                     QLINEAR_INLINE_LAMBDA {
-    return enc.template EncodeReciprocal<false, kLowByte>(df, LoadAsF32(df, x + k * len + col), vr, hn::Zero(di),
-                                                          zoff, lo, hi, near);
+    return enc.template EncodeReciprocal<false, kForm>(df, LoadAsF32(df, x + k * len + col), vr, hn::Zero(di), zoff,
+                                                       lo, hi, ok);
   };
-  // The flagged vectors of one column, by division.
-  auto redo_column = [&](int64_t col, M m0, M m1, M m2, M m3) {
+  // The flagged vectors of one column (flags recomputed per row), by division.
+  auto redo_column = [&](int64_t col) {
+    const auto vr = hn::LoadU(df, r + col);
+    const auto zoff = hn::LoadU(df, off + col);
     const auto vs = hn::LoadU(df, s + col);
     const auto vz = hn::LoadU(di, z + col);
-    auto redo = [&](int64_t k) { DivideVector(enc, df, x + k * len + col, vs, vz, out + k * len + col); };
-    RedoFlagged(df, m0, m1, m2, m3, redo);
+    for (int64_t k = 0; k < 4; ++k) {
+      M row_ok = all;
+      (void)encode(k, col, vr, zoff, &row_ok);
+      if (!hn::AllTrue(df, row_ok)) DivideVector(enc, df, x + k * len + col, vs, vz, out + k * len + col);
+    }
   };
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {  // two columns: one narrowing store per row (StoreTwoCodes)
     const auto vr0 = hn::LoadU(df, r + i), vr1 = hn::LoadU(df, r + i + N);
     const auto zo0 = hn::LoadU(df, off + i), zo1 = hn::LoadU(df, off + i + N);
-    M a0, a1, a2, a3, b0, b1, b2, b3;
-    auto row = [&](int64_t k, M* ma, M* mb) QLINEAR_INLINE_LAMBDA {
-      const auto c0 = encode(k, i, vr0, zo0, ma);
-      const auto c1 = encode(k, i + N, vr1, zo1, mb);
+    M ok = all;
+    auto row = [&](int64_t k) QLINEAR_INLINE_LAMBDA {
+      const auto c0 = encode(k, i, vr0, zo0, &ok);
+      const auto c1 = encode(k, i + N, vr1, zo1, &ok);
       StoreTwoCodes(df, c0, c1, out + k * len + i);
     };
-    row(0, &a0, &b0);
-    row(1, &a1, &b1);
-    row(2, &a2, &b2);
-    row(3, &a3, &b3);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(hn::Or(a0, a1), hn::Or(a2, a3)),
-                                              hn::Or(hn::Or(b0, b1), hn::Or(b2, b3)))))) {
-      redo_column(i, a0, a1, a2, a3);
-      redo_column(i + N, b0, b1, b2, b3);
+    row(0);
+    row(1);
+    row(2);
+    row(3);
+    if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) {
+      redo_column(i);
+      redo_column(i + N);
     }
   }
   for (; i + N <= len; i += N) {
     const auto vr = hn::LoadU(df, r + i);
     const auto zoff = hn::LoadU(df, off + i);
-    M m0, m1, m2, m3;
-    StoreCodes(df, encode(0, i, vr, zoff, &m0), out + i);
-    StoreCodes(df, encode(1, i, vr, zoff, &m1), out + len + i);
-    StoreCodes(df, encode(2, i, vr, zoff, &m2), out + 2 * len + i);
-    StoreCodes(df, encode(3, i, vr, zoff, &m3), out + 3 * len + i);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(hn::Or(m0, m1), hn::Or(m2, m3))))) redo_column(i, m0, m1, m2, m3);
+    M ok = all;
+    for (int64_t k = 0; k < 4; ++k) StoreCodes(df, encode(k, i, vr, zoff, &ok), out + k * len + i);
+    if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) redo_column(i);
   }
   if (i == len) return;
   for (int64_t k = 0; k < 4; ++k) {
