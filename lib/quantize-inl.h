@@ -600,6 +600,65 @@ HWY_INLINE void ForEachSpan(const Run& run, const QuantParams& prm, Fn&& fn) {
   }
 }
 
+// Blocks of whole vectors that start on vector boundaries (period and phase multiples of N),
+// with per-block zero-point offsets (<= 8-bit integer outputs): the run as a stream of groups of
+// four vectors, each with the broadcast reciprocal and offset of its block (broadcast loads,
+// no ALU op), stored and flag-tested once per group as in ReciprocalVectors; flagged vectors
+// are redone by division with their block's scale. Blocks of 32 were otherwise one pair of
+// vectors per block, each with its own flag test, branches and narrowing.
+// Returns the elements done (a multiple of 4N); the caller finishes the rest.
+template <class Enc, class XT, class TOut>
+HWY_INLINE int64_t AlignedBlockVectors(const Enc& enc, int64_t period, int64_t phase, int64_t count,
+                                       const XT* HWY_RESTRICT x, const float* HWY_RESTRICT s,
+                                       const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
+                                       const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  using M = hn::Mask<decltype(df)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr CodeForm kForm = kFormFor<Enc, false, true, decltype(df), TOut>;
+  const auto lo = enc.ReciprocalLower(df);
+  const auto hi = enc.ReciprocalUpper(df);
+  const M all = hn::FirstN(df, static_cast<size_t>(N));
+  const int64_t per_block = period / N;     // vectors per block
+  int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
+  auto next_block = [&]() QLINEAR_INLINE_LAMBDA {
+    const int64_t kv = k;
+    if (--left == 0) {
+      ++k;
+      left = per_block;
+    }
+    return kv;
+  };
+  auto codes = [&](int64_t i, int64_t kv, M* ok) QLINEAR_INLINE_LAMBDA {
+    return enc.template EncodeReciprocal<false, kForm>(df, LoadAsF32(df, x + i), hn::Set(df, r[kv]), hn::Zero(di),
+                                                       hn::Set(df, off[kv]), lo, hi, ok);
+  };
+  int64_t i = 0;
+  for (; i + 4 * N <= count; i += 4 * N) {
+    const int64_t k0 = next_block(), k1 = next_block(), k2 = next_block(), k3 = next_block();
+    M ok = all;
+    const auto c0 = codes(i, k0, &ok), c1 = codes(i + N, k1, &ok), c2 = codes(i + 2 * N, k2, &ok),
+               c3 = codes(i + 3 * N, k3, &ok);
+    if constexpr (kForm == CodeForm::kFixedPoint) {
+      StoreFourFixedPoint(df, c0, c1, c2, c3, out + i);
+    } else {
+      StoreFourCodes(df, c0, c1, c2, c3, out + i);
+    }
+    if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) {
+      const int64_t kk[4] = {k0, k1, k2, k3};
+      for (int64_t v = 0; v < 4; ++v) {
+        M vector_ok = all;
+        (void)codes(i + v * N, kk[v], &vector_ok);
+        if (!hn::AllTrue(df, vector_ok)) {
+          DivideVector(enc, df, x + i + v * N, hn::Set(df, s[kk[v]]), hn::Set(di, z[kk[v]]), out + i + v * N);
+        }
+      }
+    }
+  }
+  return i;
+}
+
 // A run of blocks (period >= 16 elements per scale) in one call: blocks of whole vectors are
 // quantized inline with their broadcast scale (a call per 32-element block cost more than the
 // arithmetic); other blocks go through QuantizeSpan. On the reciprocal path the boundary flags
@@ -625,6 +684,11 @@ HWY_INLINE void BlocksOfRun(const Enc& enc, const Run& run, const XT* HWY_RESTRI
   // Locals: int8 stores may alias `run` (GCC reloaded its fields after every block).
   const int64_t period = run.period, phase = run.phase, count = run.count;
   int64_t j = 0;
+  if constexpr (!kRelative && Enc::kHasFixedPoint) {
+    if (reciprocal && off != nullptr && period % N == 0 && phase % N == 0) {
+      j = AlignedBlockVectors(enc, period, phase, count, x, s, r, z, off, out);
+    }
+  }
   int64_t len = period - (phase + j) % period;
   for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
     len = std::min(len, count - j);

@@ -607,6 +607,64 @@ TEST_P(KernelTest, TiesOnBothQuantizePaths) {
   }
 }
 
+// Blocked layouts whose blocks hold ties of their own scales (and zero points of their own):
+// on the reciprocal path four vectors of different blocks are encoded and flag-tested together,
+// and each flagged vector must be redone by division with its own block's scale. Blocks of L,
+// 2L, 3L, 4L and 32 elements along the last axis, rows that tile and rows that do not; per row
+// half, 1/64 or none of the elements are near ties, so groups are flagged in every position.
+TEST_P(KernelTest, BlockedTiesUseTheirBlocksScale) {
+  const int64_t L = lanes_;
+  struct Shape {
+    int64_t rows, cols, block;
+  };
+  const Shape shapes[] = {{3, 8 * L, L},  {3, 8 * L + 3, 2 * L}, {6, 96, 32},      {3, 70, 32},
+                          {3, 9 * L, 3 * L}, {3, 8 * L, 4 * L},  {3, 12 * L + 1, 3 * L}};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 100.0f);
+  for (const Shape& sh : shapes) {
+    const int64_t nb = (sh.cols + sh.block - 1) / sh.block, n = sh.rows * sh.cols;
+    std::vector<float> scales(static_cast<size_t>(sh.rows * nb)), x(static_cast<size_t>(n));
+    for (float& s : scales) s = 0.01f + 0.001f * static_cast<float>(rng() % 97);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t row = i / sh.cols;
+      const float s = scales[static_cast<size_t>(row * nb + (i % sh.cols) / sh.block)];
+      const uint32_t tie_every = row % 3 == 0 ? 2 : row % 3 == 1 ? 64 : 0;
+      float v = normal(rng) * s;
+      if (tie_every != 0 && rng() % tie_every == 0) {
+        v = (static_cast<float>(static_cast<int>(rng() % 301) - 150) + 0.5f) * s;
+        if (rng() % 3 == 0) v = std::nextafter(v, rng() % 2 ? kInf : -kInf);
+      }
+      x[static_cast<size_t>(i)] = v;
+    }
+    const int64_t xs[2] = {sh.rows, sh.cols}, ss[2] = {sh.rows, nb};
+    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT2}) {
+      const std::vector<uint8_t> zdata = MakeZeroPoints(yt, sh.rows * nb, rng);
+      const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, xs, x.data()};
+      const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, ss, scales.data()};
+      const qlinear_tensor tz{yt, 2, ss, zdata.data()};
+      qlinear_quantize_attrs a;
+      qlinear_quantize_attrs_init(&a);
+      a.axis = 1;
+      a.block_size = sh.block;
+      QuantizePlan plan;
+      ASSERT_EQ(PlanQuantize(&tx, &ts, &tz, &a, &plan), QLINEAR_OK) << qlinear_last_error();
+      const size_t ybytes = Bytes(yt, n);
+      std::vector<uint8_t> want(ybytes + 1, 0), got(ybytes);
+      QuantizeReference(plan, want.data(), 0, n);
+      for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+        SetQuantizePathForTest(path);
+        const qlinear_status st = qlinear_quantize_linear(&tx, &ts, &tz, &a, got.data(), ybytes);
+        SetQuantizePathForTest(QuantizePath::kAuto);
+        ASSERT_EQ(st, QLINEAR_OK) << qlinear_last_error();
+        for (size_t i = 0; i < ybytes; ++i) {
+          ASSERT_EQ(got[i], want[i]) << "byte " << i << " " << qlinear_dtype_name(yt) << " shape [" << sh.rows << ","
+                                     << sh.cols << "] block " << sh.block << " path " << int(path);
+        }
+      }
+    }
+  }
+}
+
 // float4 adds its zero point after the division: for every zero point z (all 16 codes), x near
 // (m - z) * s for every midpoint m between float4 values and for m = 0 (where the sign of
 // q + z picks 0x0 or 0x8), and their float32 neighbours (4 ulps each way), on both exact paths.
