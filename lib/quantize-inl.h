@@ -20,6 +20,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/convert-inl.h"
 #include "lib/kernels.h"
@@ -41,6 +42,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Elements staged per chunk for sub-byte outputs/inputs (a multiple of 4: whole bytes).
 constexpr int64_t kChunk = 1024;
+
+// From this many elements x is prefetched 4 KB ahead: per-tensor float32 spans on the
+// reciprocal path, and the staged chunks of sub-byte outputs. The hardware prefetchers stop at
+// 4 KB pages, and beyond the TLB's reach (16M elements, 64 MB) the loop waited on page walks:
+// int8 16M 3.1 -> 5.1 G el/s on Sapphire Rapids (the loop alone). In cache the prefetches only
+// cost (10% at 4K, 8% for int4 at 64K).
+constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 
 // ok without the lanes of v (int32) that have none of `bits` set. On AVX-512 one VPTESTMD under
 // the mask ok: the flags of a group of vectors chain through it and one KORTEST tests them all
@@ -464,7 +472,8 @@ constexpr CodeForm kFormFor = kFour && kFixedPointStore<DF, TOut> && Enc::kHasFi
 // each vector are recomputed and only the flagged vectors redone by division (redo(i)
 // recomputes the vector at i). Returns the number of elements done.
 // kOffsets: per-element zero-point offsets are loaded from `off` rather than converted.
-template <bool kPerElement, bool kRelative, bool kOffsets, class Enc, class XT, class TOut, class Redo>
+// kPrefetch: each line of x is prefetched 4 KB ahead (see kPrefetchFrom).
+template <bool kPerElement, bool kRelative, bool kOffsets, bool kPrefetch, class Enc, class XT, class TOut, class Redo>
 HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n,
                                      const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
                                      const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out, Redo&& redo) {
@@ -485,8 +494,12 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
     const auto zoff = !kPerElement ? uoff : kOffsets ? hn::LoadU(df, off + i) : enc.ZeroOffset(df, vz);
     return enc.template EncodeReciprocal<kRelative, kForm>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, ok);
   };
+  constexpr int64_t kAhead = 4096 / sizeof(XT), kLine = 64 / sizeof(XT);
   int64_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
+    if constexpr (kPrefetch) {
+      for (int64_t p = i + kAhead; p < i + kAhead + 4 * N && p < n; p += kLine) hwy::Prefetch(x + p);
+    }
     M ok = all;
     const auto c0 = codes(i, &ok), c1 = codes(i + N, &ok), c2 = codes(i + 2 * N, &ok), c3 = codes(i + 3 * N, &ok);
     if constexpr (kForm == CodeForm::kFixedPoint) {
@@ -534,12 +547,18 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
   if constexpr (Enc::kReciprocal) {
     if (!divide) {
       auto redo = [&](int64_t j) { divide_at(j); };
-      if (enc.RelativeMargin()) {
-        i = ReciprocalVectors<kPerElement, true, false>(enc, x, n, r, z, off, out, redo);
-      } else if (kPerElement && off != nullptr) {
-        i = ReciprocalVectors<kPerElement, false, true>(enc, x, n, r, z, off, out, redo);
+      auto vectors = [&](auto prefetch) {
+        constexpr bool kPrefetch = decltype(prefetch)::value;
+        if (enc.RelativeMargin()) return ReciprocalVectors<kPerElement, true, false, kPrefetch>(enc, x, n, r, z, off, out, redo);
+        if (kPerElement && off != nullptr) {
+          return ReciprocalVectors<kPerElement, false, true, kPrefetch>(enc, x, n, r, z, off, out, redo);
+        }
+        return ReciprocalVectors<kPerElement, false, false, kPrefetch>(enc, x, n, r, z, off, out, redo);
+      };
+      if constexpr (!kPerElement && std::is_same_v<XT, float>) {
+        i = n >= kPrefetchFrom ? vectors(std::true_type()) : vectors(std::false_type());
       } else {
-        i = ReciprocalVectors<kPerElement, false, false>(enc, x, n, r, z, off, out, redo);
+        i = vectors(std::false_type());
       }
     }
   }
@@ -922,8 +941,14 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   HWY_ALIGN TOut codes[kChunk];
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
+  const bool prefetch = p.end - b >= kPrefetchFrom;
   for (int64_t c0 = b; c0 < p.end; c0 += kChunk) {
     const int64_t c1 = std::min(p.end, c0 + kChunk);
+    if (prefetch) {  // the next chunk's x (kPrefetchFrom; a chunk of float32 is 4 KB)
+      const char* next = reinterpret_cast<const char*>(x + (c1 - b));
+      const int64_t bytes = (std::min(p.end, c1 + kChunk) - c1) * static_cast<int64_t>(sizeof(XT));
+      for (int64_t o = 0; o < bytes; o += 64) hwy::Prefetch(next + o);
+    }
     ForEachRun(p.layout, c0, c1, [&](const Run& r) {
       QuantizeRun(enc, r, x + (r.start - b), prm, codes + (r.start - c0));
     });
