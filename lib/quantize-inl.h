@@ -467,6 +467,25 @@ constexpr CodeForm kFormFor = kFour && kFixedPointStore<DF, TOut> && Enc::kHasFi
                               : kTruncatingStore<DF, TOut> ? CodeForm::kLowByte
                                                            : CodeForm::kExact;
 
+// Four code vectors in the form kForm to consecutive outputs.
+template <CodeForm kForm, class DF, class TOut, class VI>
+HWY_INLINE void StoreFour(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT out) {
+  if constexpr (kForm == CodeForm::kFixedPoint) {
+    StoreFourFixedPoint(df, c0, c1, c2, c3, out);
+  } else {
+    StoreFourCodes(df, c0, c1, c2, c3, out);
+  }
+}
+
+// A flagged group of four vectors: redo(v) for each vector v whose own flags (ok(v), the mask
+// its encoding leaves) have a lane cleared.
+template <class DF, class Ok, class Redo>
+HWY_INLINE void RedoFlaggedOfFour(DF df, Ok&& ok, Redo&& redo) {
+  for (int64_t v = 0; v < 4; ++v) {
+    if (!hn::AllTrue(df, ok(v))) redo(v);
+  }
+}
+
 // The reciprocal path (above) over whole groups of four vectors: the encoder clears the lanes
 // to redo in one mask per group (KeepIfAnyBitSet), tested once; in a flagged group the flags of
 // each vector are recomputed and only the flagged vectors redone by division (redo(i)
@@ -502,19 +521,16 @@ HWY_INLINE int64_t ReciprocalVectors(const Enc& enc, const XT* HWY_RESTRICT x, i
     }
     M ok = all;
     const auto c0 = codes(i, &ok), c1 = codes(i + N, &ok), c2 = codes(i + 2 * N, &ok), c3 = codes(i + 3 * N, &ok);
-    if constexpr (kForm == CodeForm::kFixedPoint) {
-      StoreFourFixedPoint(df, c0, c1, c2, c3, out + i);
-    } else {
-      StoreFourCodes(df, c0, c1, c2, c3, out + i);
-    }
+    StoreFour<kForm>(df, c0, c1, c2, c3, out + i);
     if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) {
       // Only the flagged vectors: inputs with few significant bits (bfloat16 x, round scales)
       // hit exact ties in a few % of lanes, and redoing all four cost up to half the time.
-      for (int64_t k = i; k < i + 4 * N; k += N) {
-        M vector_ok = all;
-        (void)codes(k, &vector_ok);
-        if (!hn::AllTrue(df, vector_ok)) redo(k);
-      }
+      auto vector_ok = [&](int64_t v) {
+        M m = all;
+        (void)codes(i + v * N, &m);
+        return m;
+      };
+      RedoFlaggedOfFour(df, vector_ok, [&](int64_t v) { redo(i + v * N); });
     }
   }
   return i;
@@ -659,20 +675,17 @@ HWY_INLINE int64_t AlignedBlockVectors(const Enc& enc, int64_t period, int64_t p
     M ok = all;
     const auto c0 = codes(i, k0, &ok), c1 = codes(i + N, k1, &ok), c2 = codes(i + 2 * N, k2, &ok),
                c3 = codes(i + 3 * N, k3, &ok);
-    if constexpr (kForm == CodeForm::kFixedPoint) {
-      StoreFourFixedPoint(df, c0, c1, c2, c3, out + i);
-    } else {
-      StoreFourCodes(df, c0, c1, c2, c3, out + i);
-    }
+    StoreFour<kForm>(df, c0, c1, c2, c3, out + i);
     if (HWY_UNLIKELY(!hn::AllTrue(df, ok))) {
       const int64_t kk[4] = {k0, k1, k2, k3};
-      for (int64_t v = 0; v < 4; ++v) {
-        M vector_ok = all;
-        (void)codes(i + v * N, kk[v], &vector_ok);
-        if (!hn::AllTrue(df, vector_ok)) {
-          DivideVector(enc, df, x + i + v * N, hn::Set(df, s[kk[v]]), hn::Set(di, z[kk[v]]), out + i + v * N);
-        }
-      }
+      auto vector_ok = [&](int64_t v) {
+        M m = all;
+        (void)codes(i + v * N, kk[v], &m);
+        return m;
+      };
+      RedoFlaggedOfFour(df, vector_ok, [&](int64_t v) {
+        DivideVector(enc, df, x + i + v * N, hn::Set(df, s[kk[v]]), hn::Set(di, z[kk[v]]), out + i + v * N);
+      });
     }
   }
   return i;
@@ -797,11 +810,12 @@ HWY_NOINLINE void QuantizeFourRows(const Enc& enc_ref, int64_t len, const XT* HW
     const auto zoff = hn::LoadU(df, off + col);
     const auto vs = hn::LoadU(df, s + col);
     const auto vz = hn::LoadU(di, z + col);
-    for (int64_t k = 0; k < 4; ++k) {
-      M row_ok = all;
-      (void)encode(k, col, vr, zoff, &row_ok);
-      if (!hn::AllTrue(df, row_ok)) DivideVector(enc, df, x + k * len + col, vs, vz, out + k * len + col);
-    }
+    auto row_ok = [&](int64_t k) {
+      M m = all;
+      (void)encode(k, col, vr, zoff, &m);
+      return m;
+    };
+    RedoFlaggedOfFour(df, row_ok, [&](int64_t k) { DivideVector(enc, df, x + k * len + col, vs, vz, out + k * len + col); });
   };
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {  // two columns: one narrowing store per row (StoreTwoCodes)
