@@ -48,18 +48,6 @@ qlinear_status CheckMask(const char* name, const void* mask, size_t mask_bytes, 
   return QLINEAR_OK;
 }
 
-// Target names of a Highway bit mask, best (lowest bit) first.
-const char* TargetList(int64_t mask, char (&buf)[256]) {
-  buf[0] = '\0';
-  for (int bit = 0; bit < 63; ++bit) {
-    const int64_t t = int64_t{1} << bit;
-    if ((mask & t) == 0) continue;
-    if (buf[0] != '\0') std::strncat(buf, " ", sizeof(buf) - std::strlen(buf) - 1);
-    std::strncat(buf, hwy::TargetName(t), sizeof(buf) - std::strlen(buf) - 1);
-  }
-  return buf;
-}
-
 // Sub-range checks: inside the tensor, and on byte boundaries for packed types (t).
 qlinear_status CheckRange(int64_t first, int64_t count, int64_t n, DType t) {
   if (first < 0 || count < 0 || first > n || count > n - first) {
@@ -136,6 +124,8 @@ qlinear_status PlanFor(const qlinear_tensor* x, const qlinear_tensor* s, const q
   return PlanDequantize(x, s, z, a, p);
 }
 DType PackedType(const QuantizePlan& p) { return p.y_type; }
+bool Quantizes(const QuantizePlan&) { return true; }
+bool Quantizes(const DequantizePlan&) { return false; }
 DType PackedType(const DequantizePlan& p) { return p.x_type; }
 void Execute(const QuantizePlan& p, void* y, const TaskSplit* split) { ExecuteQuantize(p, y, split); }
 void Execute(const DequantizePlan& p, void* y, const TaskSplit* split) { ExecuteDequantize(p, y, split); }
@@ -149,6 +139,7 @@ qlinear_status RangeCall(const qlinear_tensor* x, const qlinear_tensor* scale, c
     if (s != QLINEAR_OK) return s;
     if ((s = CheckRange(first, count, p.layout.count, PackedType(p))) != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
     p.begin = first;
     p.end = first + count;
     Execute(p, y, nullptr);
@@ -167,6 +158,7 @@ qlinear_status ParallelCall(const qlinear_tensor* x, const qlinear_tensor* scale
     Split split;
     bool parallel;
     if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
     Execute(p, y, parallel ? &split.tasks : nullptr);
     return QLINEAR_OK;
   });
@@ -223,6 +215,7 @@ qlinear_status qlinear_quantize_linear(const qlinear_tensor* x, const qlinear_te
     qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     ExecuteQuantize(p, y);
     return QLINEAR_OK;
   });
@@ -239,6 +232,7 @@ qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qli
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
     if ((s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     ExecuteQuantize(p, y);
     BackwardArgs b;
     b.mask_out = clamp_mask;
@@ -281,6 +275,7 @@ qlinear_status qlinear_quantize_linear_backward(
       return Fail(QLINEAR_BUFFER_TOO_SMALL, "dx_bytes: output needs %llu bytes, got %llu",
                   static_cast<unsigned long long>(needed), static_cast<unsigned long long>(dx_bytes));
     }
+    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     BackwardArgs b;
     b.dy_type = dyt;
     b.dy = dy->data;
@@ -355,6 +350,7 @@ qlinear_status qlinear_dequantize_linear(const qlinear_tensor* x, const qlinear_
     qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     ExecuteDequantize(p, y);
     return QLINEAR_OK;
   });
@@ -385,6 +381,7 @@ qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t*
                   "x: DynamicQuantizeLinear needs at least one element (the range is undefined)");
     }
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     ExecuteDynamicQuantize(static_cast<const float*>(x->data), p.layout.count, y, y_scale,
                            y_zero_point);
     return QLINEAR_OK;
@@ -414,14 +411,18 @@ const char* qlinear_version(void) { return QLINEAR_VERSION_STRING; }
 
 const char* qlinear_active_target(void) { return ActiveTargetName(); }
 
+qlinear_status qlinear_set_target(const char* name) {
+  return Guarded([&] { return PinTarget(name); });
+}
+
 const char* qlinear_compiled_targets(void) {
   thread_local char buf[256];
-  return TargetList(CompiledTargetMask(), buf);
+  return TargetNames(CompiledTargetMask(), buf);
 }
 
 const char* qlinear_supported_targets(void) {
   thread_local char buf[256];
-  return TargetList(SupportedTargetMask(), buf);
+  return TargetNames(SupportedTargetMask(), buf);
 }
 
 }  // extern "C"

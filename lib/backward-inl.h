@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "lib/dequantize-inl.h"
 #include "lib/quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -175,7 +176,7 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
       for (int64_t i = c0; i < c1; ++i) flags[i - c0] = (b.mask_in[i >> 3] >> (i & 7)) & 1;
     } else {
       ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-        QuantizeRun(test, r, x + r.start, prm, flags + (r.start - c0));
+        QuantizeRun(test, RunKindOf(p.layout), r, x + r.start, prm, flags + (r.start - c0));
       });
     }
     if (b.mask_out != nullptr) {
@@ -194,27 +195,27 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
   }
 }
 
-template <class XT>
-void BackwardForX(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  const DTypeInfo& info = Info(p.y_type);
-  const Prec pr = p.prec;
-  switch (p.y_type) {
-    case DType::kFloat8E4M3FN: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E4M3FN>{pr}, p, prm, b);
-    case DType::kFloat8E4M3FNUZ: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E4M3FNUZ>{pr}, p, prm, b);
-    case DType::kFloat8E5M2: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E5M2>{pr}, p, prm, b);
-    case DType::kFloat8E5M2FNUZ: return BackwardAll<XT>(MiniClampTest<DType::kFloat8E5M2FNUZ>{pr}, p, prm, b);
-    case DType::kFloat4E2M1: return BackwardAll<XT>(MiniClampTest<DType::kFloat4E2M1>{pr}, p, prm, b);
-    default: return BackwardAll<XT>(IntClampTest{IntEncoder{info.qmin, info.qmax, pr}, pr}, p, prm, b);
+// The clamp test of output type kY for a plan.
+template <DType kY>
+auto ClampTestFor(const QuantizePlan& p) {
+  if constexpr (Info(kY).kind == Kind::kMiniFloat) {
+    return MiniClampTest<kY>{p.prec};
+  } else {
+    return IntClampTest{IntEncoder{Info(kY).qmin, Info(kY).qmax, p.prec}, p.prec};
   }
 }
 
+// One instantiation per (x storage, clamp test), generated from the type list.
 inline void BackwardVector(const QuantizePlan& p, const QuantParams& prm, const BackwardArgs& b) {
-  switch (p.x_type) {
-    case DType::kFloat16: return BackwardForX<hwy::float16_t>(p, prm, b);
-    case DType::kBFloat16: return BackwardForX<hwy::bfloat16_t>(p, prm, b);
-    case DType::kInt32: return BackwardForX<int32_t>(p, prm, b);
-    default: return BackwardForX<float>(p, prm, b);
-  }
+  WithDType(p.x_type, [&](auto xt) {
+    constexpr DType kX = decltype(xt)::kType;
+    if constexpr (IsQuantizeInput(kX)) {
+      WithDType(p.y_type, [&](auto yt) {
+        constexpr DType kY = decltype(yt)::kType;
+        if constexpr (IsQuantized(kY) && kY != DType::kInt32) BackwardAll<FloatStorage<kX>>(ClampTestFor<kY>(p), p, prm, b);
+      });
+    }
+  });
 }
 
 }  // namespace HWY_NAMESPACE

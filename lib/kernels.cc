@@ -1,14 +1,16 @@
-// The foreach_target unit: stamps one driver per target; ExecuteX dispatches once per API call
-// and the driver walks the whole plan (no indirect call per run or per element).
+// The foreach_target unit: stamps one driver per target and dispatches once per API call; the
+// driver walks the whole plan (no indirect call per run or per element). Also the process's
+// execution settings: the pinned SIMD target and the quantize path.
+// Owns: which target and which path run. Must not know: validation, the loops themselves.
 #include "kernels.h"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
+#include "error.h"
 #include "params.h"
 #include "reference.h"
 
@@ -16,6 +18,7 @@
 #define HWY_TARGET_INCLUDE "lib/kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "lib/dequantize-inl.h"
 #include "lib/quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -43,37 +46,11 @@ void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, 
   DynamicQuantize(x, n, y, scale, zp, reciprocal);
 }
 
-// Whether the reciprocal path beats division on this CPU for this target: both are exact, so
-// this only picks the faster. Timed once per target (4096 float32 -> int8, best of 7 each).
-bool MeasureReciprocalFaster() {
-  constexpr int64_t kN = 4096;
-  std::vector<float> x(kN);
-  std::vector<int8_t> out(kN);
-  uint32_t state = 12345;
-  for (float& v : x) {
-    state = state * 1664525u + 1013904223u;
-    v = static_cast<float>(static_cast<int32_t>(state >> 8) % 60000) * 0.01f;
-  }
-  const IntEncoder enc{-128, 127, Prec::kF32};
-  const float scale = 0.37f, recip = 1.0f / scale;
-  const int32_t zp = 3;
-  auto time = [&](const float* r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    QuantizeSpan<false>(enc, x.data(), kN, &scale, r, &zp, out.data());
-    return std::chrono::steady_clock::now() - t0;
-  };
-  auto best_div = time(nullptr), best_rec = time(&recip);
-  for (int k = 0; k < 7; ++k) {
-    best_div = std::min(best_div, time(nullptr));
-    best_rec = std::min(best_rec, time(&recip));
-  }
-  return best_rec * 20 < best_div * 19;  // 5% better, else the simpler division
-}
-
-bool ReciprocalFasterDriver() {
-  static const bool faster = MeasureReciprocalFaster();
-  return faster;
-}
+// The quantize path of this target when nothing forces one (both are exact; this is the faster
+// one): the reciprocal path on every vector target, division on the one-lane fallback, where
+// the flag test costs more than the division saves. Measured by the benchmark's -div / -recip
+// rows (docs/performance.md).
+bool ReciprocalPathDriver() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
 
 // r[k] = 1 / s[k]; whether every r[k] is a normal float32 (exponent field neither 0 nor 255).
 bool ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float* HWY_RESTRICT r) {
@@ -106,30 +83,150 @@ namespace qlinear {
 HWY_EXPORT(QuantizeDriver);
 HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
-HWY_EXPORT(ReciprocalFasterDriver);
+HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
 namespace {
 
+// ---- the SIMD target: Highway's choice, or the pinned one ------------------------------------
+
+// The Highway target bit pinned (QLINEAR_TARGET or qlinear_set_target), 0 for none. Only
+// qlinear's own dispatch follows it: a host's other Highway code keeps its choice.
+std::atomic<int64_t> g_pinned{0};
+
+// The target named `name` among those compiled in (0 if none).
+int64_t CompiledTargetNamed(const char* name) {
+  for (int bit = 0; bit < 63; ++bit) {
+    const int64_t t = int64_t{1} << bit;
+    if ((HWY_TARGETS & t) != 0 && std::strcmp(hwy::TargetName(t), name) == 0) return t;
+  }
+  return 0;
+}
+
+// Checks `name` as a pin from `source` ("QLINEAR_TARGET" or "qlinear_set_target") and sets
+// *target (0 for an empty name: no pin).
+qlinear_status ParseTarget(const char* source, const char* name, int64_t* target) {
+  *target = 0;
+  if (name == nullptr || name[0] == '\0') return QLINEAR_OK;
+  char compiled[256];
+  const int64_t t = CompiledTargetNamed(name);
+  if (t == 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: '%.40s' is not a SIMD target of this build (compiled: %s)", source,
+                name, TargetNames(CompiledTargetMask(), compiled));
+  }
+  if ((hwy::SupportedTargets() & t) == 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: this CPU cannot run %s (supported: %s)", source, name,
+                TargetNames(SupportedTargetMask(), compiled));
+  }
+  *target = t;
+  return QLINEAR_OK;
+}
+
+// QLINEAR_TARGET, read once: a bad value fails every call that computes (with its message)
+// until qlinear_set_target replaces it.
+struct EnvironmentPin {
+  qlinear_status status = QLINEAR_OK;
+  char message[512] = "";
+};
+std::atomic<bool> g_env_pin_overridden{false};
+const EnvironmentPin& EnvPin() {
+  static const EnvironmentPin pin = [] {
+    EnvironmentPin p;
+    int64_t t = 0;
+    p.status = ParseTarget("QLINEAR_TARGET", std::getenv("QLINEAR_TARGET"), &t);
+    if (p.status != QLINEAR_OK) {
+      std::snprintf(p.message, sizeof(p.message), "%s", LastError());
+      ClearError();
+    } else if (!g_env_pin_overridden.load()) {
+      g_pinned.store(t);
+    }
+    return p;
+  }();
+  return pin;
+}
+
+// The entry of a dispatch table for the pinned target (its index as Highway's own chooser
+// computes it), or Highway's choice.
+template <class Fn, size_t kEntries>
+Fn Dispatch(Fn const (&table)[kEntries]) {
+  (void)EnvPin();  // QLINEAR_TARGET applies from the first call on
+  const int64_t pinned = g_pinned.load(std::memory_order_relaxed);
+  if (pinned == 0) return table[hwy::GetChosenTarget().GetIndex()];
+  hwy::ChosenTarget chosen;
+  chosen.Update(pinned);
+  return table[chosen.GetIndex()];
+}
+#define QLINEAR_DISPATCH(FUNC) (*Dispatch(HWY_DISPATCH_TABLE(FUNC)))
+
+// ---- the quantize path ---------------------------------------------------------------------
+
 std::atomic<int> g_quantize_path{static_cast<int>(QuantizePath::kAuto)};
 
-// kAuto: QLINEAR_QUANTIZE_PATH=division|reciprocal if set, else what was measured faster.
-bool UseReciprocal() {
-  static const QuantizePath from_env = [] {
-    const char* e = std::getenv("QLINEAR_QUANTIZE_PATH");
-    if (e != nullptr && std::strcmp(e, "division") == 0) return QuantizePath::kDivision;
-    if (e != nullptr && std::strcmp(e, "reciprocal") == 0) return QuantizePath::kReciprocal;
-    return QuantizePath::kAuto;
+// QLINEAR_QUANTIZE_PATH, read once: division | reciprocal | unset (the target's own).
+struct EnvironmentPath {
+  QuantizePath path = QuantizePath::kAuto;
+  const char* bad = nullptr;  // the unknown value
+};
+const EnvironmentPath& EnvPath() {
+  static const EnvironmentPath env = [] {
+    EnvironmentPath e;
+    const char* v = std::getenv("QLINEAR_QUANTIZE_PATH");
+    if (v == nullptr || v[0] == '\0') return e;
+    if (std::strcmp(v, "division") == 0) {
+      e.path = QuantizePath::kDivision;
+    } else if (std::strcmp(v, "reciprocal") == 0) {
+      e.path = QuantizePath::kReciprocal;
+    } else {
+      e.bad = v;
+    }
+    return e;
   }();
+  return env;
+}
+
+bool UseReciprocal() {
   QuantizePath path = static_cast<QuantizePath>(g_quantize_path.load(std::memory_order_relaxed));
-  if (path == QuantizePath::kAuto) path = from_env;
-  if (path == QuantizePath::kAuto) return HWY_DYNAMIC_DISPATCH(ReciprocalFasterDriver)();
+  if (path == QuantizePath::kAuto) path = EnvPath().path;
+  if (path == QuantizePath::kAuto) return QLINEAR_DISPATCH(ReciprocalPathDriver)();
   return path == QuantizePath::kReciprocal;
 }
 
 }  // namespace
+
+const char* TargetNames(int64_t mask, char (&buf)[256]) {
+  buf[0] = '\0';
+  for (int bit = 0; bit < 63; ++bit) {
+    const int64_t t = int64_t{1} << bit;
+    if ((mask & t) == 0) continue;
+    if (buf[0] != '\0') std::strncat(buf, " ", sizeof(buf) - std::strlen(buf) - 1);
+    std::strncat(buf, hwy::TargetName(t), sizeof(buf) - std::strlen(buf) - 1);
+  }
+  return buf;
+}
+
+qlinear_status ExecutionSettingsStatus(bool quantizes) {
+  const EnvironmentPin& pin = EnvPin();
+  if (pin.status != QLINEAR_OK && !g_env_pin_overridden.load()) return Fail(pin.status, "%s", pin.message);
+  if (quantizes && EnvPath().bad != nullptr &&
+      static_cast<QuantizePath>(g_quantize_path.load()) == QuantizePath::kAuto) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "QLINEAR_QUANTIZE_PATH: '%.40s' is not one of division, reciprocal (unset: the target's own)",
+                EnvPath().bad);
+  }
+  return QLINEAR_OK;
+}
+
+qlinear_status PinTarget(const char* name) {
+  (void)EnvPin();  // the environment is read first, so that this call overrides it
+  int64_t t = 0;
+  const qlinear_status s = ParseTarget("qlinear_set_target", name, &t);
+  if (s != QLINEAR_OK) return s;
+  g_env_pin_overridden.store(true);
+  g_pinned.store(t);
+  return QLINEAR_OK;
+}
 
 void SetQuantizePathForTest(QuantizePath path) { g_quantize_path.store(static_cast<int>(path)); }
 
@@ -179,7 +276,7 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
 
 void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   auto driver = [](const QuantizePlan& piece, const QuantParams& prm, void* out) {
-    HWY_DYNAMIC_DISPATCH(QuantizeDriver)(piece, prm, out);
+    QLINEAR_DISPATCH(QuantizeDriver)(piece, prm, out);
   };
   if (!VectorQuantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
   // The reciprocal path needs the quotient in float32 (no second rounding).
@@ -191,7 +288,7 @@ void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
 
 void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split) {
   auto driver = [](const DequantizePlan& piece, const QuantParams& prm, void* out) {
-    HWY_DYNAMIC_DISPATCH(DequantizeDriver)(piece, prm, out);
+    QLINEAR_DISPATCH(DequantizeDriver)(piece, prm, out);
   };
   if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
@@ -199,19 +296,19 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
-  HWY_DYNAMIC_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
+  QLINEAR_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
 }
 
 bool ComputeReciprocals(const float* s, int64_t n, float* r) {
-  if (n >= 64) return HWY_DYNAMIC_DISPATCH(ReciprocalsDriver)(s, n, r);
+  if (n >= 64) return QLINEAR_DISPATCH(ReciprocalsDriver)(s, n, r);
   return ScalarReciprocals(s, 0, n, r);  // few scales: not worth a dispatch
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }
 
-int64_t DispatchedTarget() { return HWY_DYNAMIC_DISPATCH(TargetDriver)(); }
+int64_t DispatchedTarget() { return QLINEAR_DISPATCH(TargetDriver)(); }
 
-int64_t DispatchedLanesF32() { return HWY_DYNAMIC_DISPATCH(LanesDriver)(); }
+int64_t DispatchedLanesF32() { return QLINEAR_DISPATCH(LanesDriver)(); }
 
 int64_t CompiledTargetMask() { return HWY_TARGETS; }
 

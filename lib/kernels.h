@@ -8,12 +8,9 @@
 #include <cmath>
 
 #include "plan.h"
+#include "qlinear/qlinear.h"
 
 namespace qlinear {
-
-// The reciprocal path of <= 8-bit integer outputs adds this to zp + x * (1/s) (quantize-inl.h,
-// IntEncoder::FixedPointCodes): 768 + 0.5 + 2^-12.
-constexpr float kFixedPointOffset = 768.5f + 0x1p-12f;
 
 // Scales (already rounded to the division precision) and zero points, decoded once per call:
 // one entry for per-tensor plans, the window of scale indices the call uses otherwise.
@@ -21,8 +18,9 @@ struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
   const int32_t* zps = nullptr;
-  // zps[k] + kFixedPointOffset as float, for the reciprocal path of <= 8-bit integer outputs
-  // (IntEncoder::ZeroOffset), when there are recips and more than one zero point; else null.
+  // zps[k] + FixedPoint::kOffset as float, for the reciprocal path of <= 8-bit integer outputs
+  // (encode-inl.h IntEncoder::ZeroOffset), when there are recips and more than one zero point;
+  // else null.
   const float* offsets = nullptr;
   int64_t first = 0;  // scales[0] (recips[0], zps[0], offsets[0]) is the one of scale index `first`
   bool vector = false;  // false: the plan runs through the scalar reference
@@ -45,10 +43,10 @@ struct TaskSplit {
 // calling thread, or split into tasks when `split` is given.
 void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split = nullptr);
 // QuantizeLinear with float32 division precision has two exact paths: divide, or multiply by
-// 1/scale and divide only near rounding boundaries (quantize-inl.h). kAuto takes the
-// environment's QLINEAR_QUANTIZE_PATH (division|reciprocal), else the one measured faster on
-// this CPU at first use. Tests and the benchmark force one; process-wide, not while other
-// threads quantize.
+// 1/scale and divide only near rounding boundaries (encode-inl.h). kAuto: the environment's
+// QLINEAR_QUANTIZE_PATH (division|reciprocal) if set, else the target's own choice (the
+// reciprocal path on vector targets). Tests and the benchmark force one; process-wide, not while
+// other threads quantize.
 enum class QuantizePath { kAuto, kDivision, kReciprocal };
 void SetQuantizePathForTest(QuantizePath path);
 bool ReciprocalPathChosen();  // what a call made now would use (float32 precision)
@@ -72,6 +70,15 @@ inline bool ScalarReciprocals(const float* s, int64_t k0, int64_t n, float* r) {
   }
   return normal;
 }
+
+// OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a
+// target this build and CPU can run (every call that computes), QLINEAR_QUANTIZE_PATH not one
+// of its values (calls that quantize). Sets the thread's message.
+qlinear_status ExecutionSettingsStatus(bool quantizes);
+// Pins qlinear's dispatch to the target named (qlinear_set_target); NULL or "" unpins.
+qlinear_status PinTarget(const char* name);
+// Space-separated names of the targets in a Highway bit mask, best first.
+const char* TargetNames(int64_t mask, char (&buf)[256]);
 
 // Name of the target a call made now would run on, its Highway bit, and its float32 lanes.
 const char* ActiveTargetName();

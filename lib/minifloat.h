@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "dtype.h"
+#include "formats.h"
 
 namespace qlinear {
 
@@ -82,53 +83,20 @@ struct IeeeHalf {
 using Half = IeeeHalf<5, 10>;
 using BFloat16 = IeeeHalf<8, 7>;
 
-// Quantized float formats (float8 x4, float4e2m1): their facts in one place (SEMANTICS.md 3.1).
-struct MiniFloatFormat {
-  int mant_bits;
-  int bias;
-  double max_value;
-  uint8_t max_code;  // code of +max
-  uint8_t sign_bit;  // 0x80, or 0x8 for float4
-  bool fnuz;         // single NaN 0x80, no -0
-  bool has_inf;      // e5m2 only
-  uint8_t nan_code;  // positive NaN written (fnuz: 0x80)
-};
-
-inline const MiniFloatFormat& FormatOf(DType t) {
-  static const MiniFloatFormat kE4M3FN{3, 7, 448.0, 0x7E, 0x80, false, false, 0x7F};
-  static const MiniFloatFormat kE4M3FNUZ{3, 8, 240.0, 0x7F, 0x80, true, false, 0x80};
-  static const MiniFloatFormat kE5M2{2, 15, 57344.0, 0x7B, 0x80, false, true, 0x7E};
-  static const MiniFloatFormat kE5M2FNUZ{2, 16, 57344.0, 0x7F, 0x80, true, false, 0x80};
-  static const MiniFloatFormat kE2M1{1, 1, 6.0, 0x7, 0x8, false, false, 0x8};
-  switch (t) {
-    case DType::kFloat8E4M3FN: return kE4M3FN;
-    case DType::kFloat8E4M3FNUZ: return kE4M3FNUZ;
-    case DType::kFloat8E5M2: return kE5M2;
-    case DType::kFloat8E5M2FNUZ: return kE5M2FNUZ;
-    default: return kE2M1;
-  }
-}
-
-// Quantizes the exact value v to a float8/float4 code (SEMANTICS.md 3.2-3.4, 3.6).
-// saturate: clamp |v| to max, then round. Otherwise round, and overflow gives NaN (Inf for e5m2).
-// float4e2m1 always saturates; its NaN gives 0x8 for +NaN and 0x0 for -NaN (ONNX reference).
+// Quantizes the exact value v to a float8/float4 code (docs/semantics.md, "float8 and float4
+// outputs"). saturate: clamp |v| to max, then round. Otherwise round, and overflow gives NaN (Inf
+// for e5m2). float4e2m1 always saturates; its NaN gives 0x8 for +NaN and 0x0 for -NaN (ONNX
+// reference).
 inline uint8_t EncodeMiniFloat(DType t, double v, bool saturate) {
-  const MiniFloatFormat& f = FormatOf(t);
-  const bool is_fp4 = t == DType::kFloat4E2M1;
-  if (is_fp4) saturate = true;
-  const bool neg = std::signbit(v);
-  const uint8_t sign = neg ? f.sign_bit : 0;
-  if (std::isnan(v)) {
-    if (is_fp4) return neg ? 0x0 : 0x8;
-    return f.fnuz ? f.nan_code : static_cast<uint8_t>(f.nan_code | sign);
-  }
+  const MiniFormat& f = MiniFormatOf(t);
+  if (t == DType::kFloat4E2M1) saturate = true;
+  const uint8_t sign = std::signbit(v) ? f.sign_bit : 0;
+  if (std::isnan(v)) return f.fnuz ? f.nan_code : static_cast<uint8_t>(f.nan_code ^ sign);
   double a = std::fabs(v);
   if (saturate && a > f.max_value) a = f.max_value;  // also catches Inf
   const double r = std::isinf(a) ? a : RoundToFormat(a, f.mant_bits, 1 - f.bias);
   if (r > f.max_value) {  // only without saturation
-    if (f.fnuz) return f.nan_code;
-    if (f.has_inf) return static_cast<uint8_t>(sign | 0x7C);
-    return static_cast<uint8_t>(sign | f.nan_code);
+    return f.fnuz ? f.overflow_code : static_cast<uint8_t>(sign | f.overflow_code);
   }
   if (r == 0.0 && f.fnuz) return 0;
   return static_cast<uint8_t>(sign | AssembleBits(r, f.mant_bits, f.bias));
@@ -136,16 +104,16 @@ inline uint8_t EncodeMiniFloat(DType t, double v, bool saturate) {
 
 // Exact value of a float8/float4 code (NaN/Inf where the format has them).
 inline float DecodeMiniFloat(DType t, uint8_t code) {
-  const MiniFloatFormat& f = FormatOf(t);
+  const MiniFormat& f = MiniFormatOf(t);
   const uint8_t mag = code & static_cast<uint8_t>(f.sign_bit - 1);
   const bool neg = (code & f.sign_bit) != 0;
-  if (f.fnuz && code == 0x80) return NAN;
-  if (t == DType::kFloat8E4M3FN && mag == 0x7F) return neg ? -NAN : NAN;
-  if (f.has_inf && mag >= 0x7C) {
-    const float s = mag == 0x7C ? INFINITY : NAN;
-    return neg ? -s : s;
+  if (f.fnuz && code == f.nan_code) return NAN;
+  float v;
+  if (mag > f.max_code) {  // e4m3fn NaN; e5m2 Inf and NaNs
+    v = f.has_inf && mag == f.overflow_code ? INFINITY : NAN;
+  } else {
+    v = static_cast<float>(DecodeBits(mag, f.mant_bits, f.bias));
   }
-  const float v = static_cast<float>(DecodeBits(mag, f.mant_bits, f.bias));
   return neg ? -v : v;
 }
 

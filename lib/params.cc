@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "formats.h"
 #include "minifloat.h"
 #include "reference.h"
 
@@ -94,7 +95,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
       offsets_.reset(new float[static_cast<size_t>(n)]);
-      for (int64_t k = 0; k < n; ++k) offsets_[k] = static_cast<float>(z[k]) + kFixedPointOffset;
+      for (int64_t k = 0; k < n; ++k) offsets_[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
       prm_.offsets = offsets_.get();
     }
   }

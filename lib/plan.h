@@ -25,6 +25,19 @@ struct Layout {
   int64_t scale_count = 1;   // elements of the scale (and of the zero point, when per-axis/blocked)
 };
 
+// Blocks along a run of at least this many elements are taken a block at a time; shorter ones
+// are expanded to a scale per element.
+constexpr int64_t kMinBlockSpan = 16;
+
+// How the scale index moves along the runs of a layout (ForEachRun), i.e. which loop runs them.
+enum class RunKind : uint8_t {
+  kUniform,      // one scale per run: per-tensor, per-axis on an outer axis
+  kPerElement,   // a scale per element, the same for each row of the run's length: per-axis on
+                 // the last axis, blocks along an outer axis
+  kBlocks,       // a new scale every block (>= kMinBlockSpan elements): blocks along the last axis
+  kShortBlocks,  // the same with shorter blocks, expanded to a scale per element
+};
+
 // A contiguous stretch of x. Element j (0 <= j < count) is flat index start + j and uses scale
 // (and zero point) index scale_first + (phase + j) / period. Per-tensor: one run, period = count.
 struct Run {
@@ -34,6 +47,19 @@ struct Run {
   int64_t period;  // 1: a new scale every element; block size; or >= count: one scale
   int64_t phase;   // 0 <= phase < period
 };
+
+inline RunKind RunKindOf(const Layout& l) {
+  switch (l.granularity) {
+    case Granularity::kPerTensor:
+      return RunKind::kUniform;
+    case Granularity::kPerAxis:
+      return l.inner == 1 ? RunKind::kPerElement : RunKind::kUniform;
+    case Granularity::kBlocked:
+      if (l.inner > 1) return RunKind::kPerElement;
+      return l.block >= kMinBlockSpan ? RunKind::kBlocks : RunKind::kShortBlocks;
+  }
+  return RunKind::kUniform;
+}
 
 // Scale (and zero-point) index of flat element i, straight from the definition. The reference
 // uses this; the vector path uses runs, and tests compare the two.

@@ -149,7 +149,7 @@ bool ClampedElement(const QuantizePlan& p, int64_t i) {
   if (p.y_type == DType::kFloat4E2M1 && p.zero_point) {
     v = AddInPrecision(p.prec, q, DecodeMiniFloat(p.y_type, static_cast<uint8_t>(LoadCode(p.y_type, p.zero_point, k))));
   }
-  return std::isnan(v) || std::fabs(v) > FormatOf(p.y_type).max_value;
+  return std::isnan(v) || std::fabs(v) > MiniFormatOf(p.y_type).max_value;
 }
 
 void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t begin, int64_t end) {

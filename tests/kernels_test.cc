@@ -559,7 +559,7 @@ TEST_P(KernelTest, EveryMiniFloatMidpointAndOverflowTie) {
       float hi = c + 1 < codes ? DecodeMiniFloat(t, static_cast<uint8_t>(c + 1)) : NAN;
       if (!std::isfinite(lo)) continue;
       if (!std::isfinite(hi)) {  // the step above max: the overflow tie
-        const MiniFloatFormat& f = FormatOf(t);
+        const MiniFormat& f = MiniFormatOf(t);
         hi = static_cast<float>(f.max_value + std::ldexp(1.0, static_cast<int>(std::floor(std::log2(f.max_value))) - f.mant_bits));
       }
       const float mid = (lo + hi) / 2;

@@ -1,0 +1,184 @@
+// Per-target operations that x86 does better with AVX-512 instructions Highway 1.0.3 does not
+// expose (masked VPTESTMD, VPMOVDB/VPMOVDW, VPERMT2B, VPERMB with merge masks) or where an x86
+// quirk saves an operation (MAXPS returns its second operand for a NaN). Each is a named
+// function with a plain Highway form for every other target. Each replaced form was measured.
+// Owns: how codes reach memory and how the boundary flags are tested. Must not know: encoders,
+// formats, tensors.
+#if defined(QLINEAR_LIB_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef QLINEAR_LIB_X86_INL_H_
+#undef QLINEAR_LIB_X86_INL_H_
+#else
+#define QLINEAR_LIB_X86_INL_H_
+#endif
+
+#include <stdint.h>
+
+#include "hwy/highway.h"
+#include "lib/formats.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qlinear {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Lambdas called from several places in a kernel must still inline (constant arguments fold).
+#if defined(__GNUC__) || defined(__clang__)
+#define QLINEAR_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define QLINEAR_INLINE_LAMBDA
+#endif
+
+#undef QLINEAR_AVX512  // per target: this file is included once for each
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define QLINEAR_AVX512 1
+#else
+#define QLINEAR_AVX512 0
+#endif
+
+// ok without the lanes of v (int32) that have none of `bits` set. On AVX-512 one VPTESTMD under
+// the mask ok: the flags of a group of vectors chain through it and one KORTEST tests them all
+// (a VPTESTNMD per vector, KORWs to join them and a KORTEST were 8 of 27 ops per 64 int8 codes;
+// Highway's And + Eq cost 12% more under GCC).
+template <class DF, class VI>
+HWY_INLINE hn::Mask<DF> KeepIfAnyBitSet(DF df, hn::Mask<DF> ok, VI v, int32_t bits) {
+  const hn::RebindToSigned<DF> di;
+#if QLINEAR_AVX512
+  if constexpr (hn::MaxLanes(df) == 16) {
+    return hn::Mask<DF>{_mm512_mask_test_epi32_mask(ok.raw, v.raw, hn::Set(di, bits).raw)};
+  }
+#endif
+  return hn::AndNot(hn::RebindMask(df, hn::Eq(hn::And(v, hn::Set(di, bits)), hn::Zero(di))), ok);
+}
+
+// max(v, lo) with NaN lanes -> lo. N.B. MAXPS returns its second operand when either is NaN, so
+// on x86 Highway's Max (MAXPS v, lo) already does it; elsewhere NaN lanes are selected.
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE V MaxNaNToLower(DF df, V v, V lo) {
+#if HWY_ARCH_X86
+  (void)df;
+  return hn::Max(v, lo);
+#else
+  return hn::IfThenElse(hn::IsNaN(v), lo, hn::Max(v, lo));
+#endif
+}
+
+// v clamped to [lo, hi] with NaN -> lo, as int32 bits; lo > 0. On x86 the upper clamp is an
+// integer min (after MAXPS every lane is a positive float, whose bits order as int32), off the
+// FP ports that the FMA and MAXPS use.
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> ClampPositiveBits(DF df, V v, V lo, V hi) {
+  const hn::RebindToSigned<DF> di;
+#if HWY_ARCH_X86
+  return hn::Min(hn::BitCast(di, MaxNaNToLower(df, v, lo)), hn::BitCast(di, hi));
+#else
+  return hn::BitCast(di, hn::Min(MaxNaNToLower(df, v, lo), hi));
+#endif
+}
+
+// ---- storing code vectors (int32 lanes, each already in TOut's range) -------------------------
+
+// Whether StoreCodes keeps only the low bits of each lane (VPMOVDB) rather than saturating
+// (DemoteTo): an encoder may then leave high bits that the store drops.
+template <class DF, class TOut>
+constexpr bool kTruncatingStore = QLINEAR_AVX512 && sizeof(TOut) == 1 && hn::MaxLanes(DF()) == 16;
+
+template <class DF, class TOut>
+HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_RESTRICT out) {
+#if QLINEAR_AVX512
+  // One VPMOVDB/VPMOVDW instead of DemoteTo's two packs and a permute (the narrowing bounded
+  // the int8 loop).
+  if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
+    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(v.raw));
+  } else if constexpr (sizeof(TOut) == 2 && hn::MaxLanes(df) == 16) {
+    return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(v.raw));
+  }
+#endif
+  const hn::Rebind<TOut, DF> dout;
+  hn::StoreU(hn::DemoteTo(dout, v), dout, out);
+}
+
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+// A VPERMT2B/VPERMB index: byte k takes byte (k / group) * stride + first + k % group of the
+// source (for VPERMT2B, bit 6 picks the second vector; only the low 7 bits count).
+struct alignas(64) ByteIndex {
+  uint8_t b[64];
+};
+constexpr ByteIndex StridedBytes(int stride, int first, int group) {
+  ByteIndex t{};
+  for (int k = 0; k < 64; ++k) t.b[k] = static_cast<uint8_t>((k / group) * stride + first + k % group);
+  return t;
+}
+// Bytes 0..31: the low byte of each lane of c0 then c1 (one VPERMT2B).
+HWY_INLINE __m512i LowBytesOfPair(__m512i c0, __m512i c1) {
+  static constexpr ByteIndex kLowBytes = StridedBytes(4, 0, 1);
+  return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kLowBytes.b), c1);
+}
+#endif
+
+// Two code vectors to consecutive outputs. On AVX3_DL, byte outputs: one VPERMT2B and one store
+// instead of two VPMOVDB (two ops each) and two stores.
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreTwoCodes(DF df, VI c0, VI c1, TOut* HWY_RESTRICT out) {
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
+    return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(LowBytesOfPair(c0.raw, c1.raw)));
+  }
+#endif
+  StoreCodes(df, c0, out);
+  StoreCodes(df, c1, out + hn::Lanes(df));
+}
+
+// Four code vectors to consecutive outputs (AVX3_DL bytes: two VPERMT2B, an insert, one store).
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT out) {
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
+    const __m512i lo = LowBytesOfPair(c0.raw, c1.raw), hi = LowBytesOfPair(c2.raw, c3.raw);
+    return _mm512_storeu_si512(out, _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1));
+  }
+#endif
+  StoreTwoCodes(df, c0, c1, out);
+  StoreTwoCodes(df, c2, c3, out + 2 * hn::Lanes(df));
+}
+
+// Whether StoreFourFixedPoint narrows fixed-point lanes itself (CodeForm::kFixedPoint).
+template <class DF, class TOut>
+constexpr bool kFixedPointStore = kTruncatingStore<DF, TOut> && HWY_TARGET <= HWY_AVX3_DL;
+
+// Four vectors of the fixed-point t (encode-inl.h, IntEncoder): code byte = bits 14..21 of t.
+// VPERMB gathers bytes 1 and 2 of each lane as a word (bits 8..23), two vectors into one under a
+// merge mask; one 16-bit shift by 6 per pair puts each code in its word's low byte; two more
+// VPERMB keep those bytes. 8 single-uop ops per 64 codes: VPERMT2B and VPMOVDB are 2-3 uops
+// each on Intel (2 cycles a piece measured on Sapphire Rapids, VPERMB 1), and 32-bit shifts of
+// each vector would cost 4.
+template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
+HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY_RESTRICT out) {
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (kFixedPointStore<DF, TOut>) {
+    static_assert(FixedPoint::kFractionBits == 14, "the byte gather below takes bits 8..23");
+    // Byte k of a word vector: byte 1 + k % 2 of lane (k / 2) % 16 (each half from one t).
+    static constexpr ByteIndex kMiddleWords = StridedBytes(4, 1, 2);
+    static constexpr ByteIndex kLowBytesOfWords = StridedBytes(2, 0, 1);  // byte k: 2k mod 64
+    const __m512i words = _mm512_load_si512(kMiddleWords.b);
+    const __m512i low_bytes = _mm512_load_si512(kLowBytesOfWords.b);
+    constexpr __mmask64 kHigh = 0xFFFFFFFF00000000ull;
+    auto pair = [&](__m512i a, __m512i b) QLINEAR_INLINE_LAMBDA {
+      const __m512i w = _mm512_mask_permutexvar_epi8(_mm512_permutexvar_epi8(words, a), kHigh, words, b);
+      return _mm512_srli_epi16(w, FixedPoint::kFractionBits - 8);
+    };
+    const __m512i w01 = pair(t0.raw, t1.raw), w23 = pair(t2.raw, t3.raw);
+    const __m512i codes = _mm512_mask_permutexvar_epi8(_mm512_permutexvar_epi8(low_bytes, w01), kHigh, low_bytes, w23);
+    return _mm512_storeu_si512(out, codes);
+  }
+#endif
+  auto code = [](VI t) {
+    return hn::Sub(hn::ShiftRight<FixedPoint::kFractionBits>(t), hn::Set(hn::RebindToSigned<DF>(), FixedPoint::kBaseCode));
+  };
+  StoreFourCodes(df, code(t0), code(t1), code(t2), code(t3), out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qlinear
+HWY_AFTER_NAMESPACE();
+
+#endif  // QLINEAR_LIB_X86_INL_H_

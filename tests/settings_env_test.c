@@ -1,0 +1,61 @@
+/* The environment's execution settings, one process per setting (ctest sets the variable):
+ *   settings_env_test bad-path    QLINEAR_QUANTIZE_PATH=<junk>: quantizing calls fail naming it,
+ *                                  DequantizeLinear still runs
+ *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
+ *                                  until qlinear_set_target replaces the pin
+ *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME */
+#include <qlinear/qlinear.h>
+#include <stdio.h>
+#include <string.h>
+
+static int quantize(void) {
+  const float x[3] = {1.0f, -2.5f, 7.0f};
+  const int64_t n = 3;
+  const float scale = 0.5f;
+  int8_t y[3];
+  qlinear_tensor tx = {QLINEAR_DTYPE_FLOAT, 1, &n, x};
+  qlinear_tensor ts = {QLINEAR_DTYPE_FLOAT, 0, NULL, &scale};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  return (int)qlinear_quantize_linear(&tx, &ts, NULL, &a, y, sizeof y);
+}
+
+static int dequantize(void) {
+  const int8_t x[3] = {1, -2, 7};
+  const int64_t n = 3;
+  const float scale = 0.5f;
+  float y[3];
+  qlinear_tensor tx = {QLINEAR_DTYPE_INT8, 1, &n, x};
+  qlinear_tensor ts = {QLINEAR_DTYPE_FLOAT, 0, NULL, &scale};
+  return (int)qlinear_dequantize_linear(&tx, &ts, NULL, NULL, y, sizeof y);
+}
+
+static int expect(int ok, const char* what) {
+  if (!ok) fprintf(stderr, "FAILED: %s (last error: %s)\n", what, qlinear_last_error());
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  int bad = 0;
+  if (argc >= 2 && strcmp(argv[1], "bad-path") == 0) {
+    bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
+    bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "message names the variable");
+    bad += expect(strstr(qlinear_last_error(), "division, reciprocal") != NULL, "message lists the values");
+    bad += expect(dequantize() == QLINEAR_OK, "dequantize runs");
+  } else if (argc >= 2 && strcmp(argv[1], "bad-target") == 0) {
+    bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
+    bad += expect(strstr(qlinear_last_error(), "QLINEAR_TARGET") != NULL, "message names the variable");
+    bad += expect(dequantize() == QLINEAR_INVALID_ARGUMENT, "dequantize fails");
+    bad += expect(qlinear_set_target(NULL) == QLINEAR_OK, "unpinning succeeds");
+    bad += expect(quantize() == QLINEAR_OK && dequantize() == QLINEAR_OK, "calls run after unpinning");
+  } else if (argc >= 3 && strcmp(argv[1], "pin") == 0) {
+    bad += expect(quantize() == QLINEAR_OK, "quantize runs");
+    bad += expect(strcmp(qlinear_active_target(), argv[2]) == 0, "the pinned target is active");
+  } else {
+    fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin NAME\n");
+    return 2;
+  }
+  if (bad == 0) printf("settings_env_test %s: passed\n", argv[1]);
+  return bad ? 1 : 0;
+}
