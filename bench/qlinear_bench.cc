@@ -45,6 +45,21 @@ void StreamCeiling(const uint32_t* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTR
   }
   for (; i < n; ++i) out[i] = static_cast<uint8_t>(in[i]);
 }
+// DequantizeLinear's ceiling for packed 4-bit weights: read n / 2 bytes, store 4 B per element
+// (each byte widened to a float32 lane's bits: no decoding).
+void StreamCeilingDequantize(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto v = hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / 2)));
+    hn::StoreU(v, df, out + i);
+    hn::StoreU(v, df, out + i + N);
+  }
+  for (; i < n; ++i) out[i] = static_cast<float>(in[i / 2]);
+}
 }  // namespace HWY_NAMESPACE
 }  // namespace qlinear
 HWY_AFTER_NAMESPACE();
@@ -52,6 +67,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace qlinear {
 HWY_EXPORT(StreamCeiling);
+HWY_EXPORT(StreamCeilingDequantize);
 namespace {
 
 constexpr int64_t kReference = 0;  // "target" value for reference rows
@@ -61,8 +77,9 @@ std::string TargetLabel(int64_t t) { return t == kReference ? "REF" : hwy::Targe
 struct Case {
   const char* op;  // "Quantize" or "Dequantize"
   int32_t xt, st, yt;
-  const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0"
+  const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0" (blocks of 32), "blockL128", "block0128"
   QuantizePath path = QuantizePath::kAuto;  // forced: row suffix "-div" / "-recip"
+  bool zero_point = false;  // Dequantize: random zero points of x's type (row name "x-zp")
 };
 
 // Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
@@ -82,15 +99,16 @@ void LayoutFor(const char* gran, int64_t n, std::vector<int64_t>* xs, std::vecto
   } else if (g == "axisL") {
     *xs = {rows, cols};
     *ss = {cols};
-  } else if (g == "blockL") {
+  } else {
+    const int64_t b = g.size() > 6 ? std::stoll(g.substr(6)) : 32;  // "blockL128": 128
+    *block = b;
     *xs = {rows, cols};
-    *ss = {rows, cols / 32};
-    *block = 32;
-  } else {  // block0
-    *xs = {rows, cols};
-    *ss = {rows / 32, cols};
-    *axis = 0;
-    *block = 32;
+    if (g.compare(0, 6, "blockL") == 0) {
+      *ss = {rows, cols / b};
+    } else {  // block0: blocks along the outer axis (a [K, N] weight with blocks along K)
+      *ss = {(rows + b - 1) / b, cols};
+      *axis = 0;
+    }
   }
 }
 
@@ -123,10 +141,21 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
   }
   for (int64_t k = 0; k < sn; ++k) {
     const float v = 0.02f + 0.001f * static_cast<float>(k % 13);
-    std::memcpy(&s[4 * k], &v, 4);
+    if (c.st == QLINEAR_DTYPE_FLOAT) {
+      std::memcpy(&s[4 * k], &v, 4);
+    } else if (c.st == QLINEAR_DTYPE_FLOAT8E8M0) {
+      s[k] = static_cast<uint8_t>(120 + k % 8);  // 2^-7 .. 2^0
+    } else {
+      const uint16_t h = c.st == QLINEAR_DTYPE_FLOAT16 ? Half::Encode(v) : BFloat16::Encode(v);
+      std::memcpy(&s[2 * k], &h, 2);
+    }
   }
+  std::vector<uint8_t> z(c.zero_point ? Bytes(c.xt, sn) : 0);
+  for (uint8_t& b : z) b = static_cast<uint8_t>(rng());
   const qlinear_tensor tx{c.xt, static_cast<int32_t>(xs.size()), xs.data(), x.data()};
   const qlinear_tensor ts{c.st, static_cast<int32_t>(ss.size()), ss.data(), s.data()};
+  const qlinear_tensor tz{c.xt, static_cast<int32_t>(ss.size()), ss.data(), z.data()};
+  const qlinear_tensor* zp = c.zero_point ? &tz : nullptr;
   hwy::SetSupportedTargetsForTest(target == kReference ? 0 : target);
   SetQuantizePathForTest(c.path);
   size_t ybytes = 0;
@@ -155,15 +184,15 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
     a.axis = axis;
     a.block_size = block;
     a.output_dtype = c.yt;
-    ok = qlinear_dequantize_output_info(&tx, &ts, nullptr, &a, nullptr, &ybytes) == QLINEAR_OK;
+    ok = qlinear_dequantize_output_info(&tx, &ts, zp, &a, nullptr, &ybytes) == QLINEAR_OK;
     y.assign(ybytes, 0);
     DequantizePlan plan;
-    ok = ok && PlanDequantize(&tx, &ts, nullptr, &a, &plan) == QLINEAR_OK;
+    ok = ok && PlanDequantize(&tx, &ts, zp, &a, &plan) == QLINEAR_OK;
     for (auto _ : state) {
       if (target == kReference) {
         DequantizeReference(plan, y.data(), 0, n);
       } else {
-        qlinear_dequantize_linear(&tx, &ts, nullptr, &a, y.data(), ybytes);
+        qlinear_dequantize_linear(&tx, &ts, zp, &a, y.data(), ybytes);
       }
       benchmark::ClobberMemory();
     }
@@ -259,6 +288,21 @@ void BM_Ceiling(benchmark::State& state, int64_t target) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel(TargetLabel(target));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+void BM_CeilingDequantize(benchmark::State& state, int64_t target) {
+  const int64_t n = state.range(0);
+  std::vector<uint8_t> in(static_cast<size_t>(n / 2), 7);
+  std::vector<float> out(static_cast<size_t>(n));
+  hwy::SetSupportedTargetsForTest(target);
+  for (auto _ : state) {
+    HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize)(in.data(), out.size(), out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * (n / 2 + 4 * n));
   state.SetLabel(TargetLabel(target));
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -377,17 +421,35 @@ void RegisterAll() {
   for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
     cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, g});
   }
-  for (int32_t xt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_INT4,
-                     QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT4E2M1}) {
+  for (int32_t xt : {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16}) {
     cases.push_back({"Dequantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, "tensor"});
   }
-  for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
-    cases.push_back({"Dequantize", QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, g});
+  // The weight formats of inference, every granularity of a [K, 1024] matrix, each output type.
+  struct Weight {
+    int32_t xt, st;
+    bool zero_point;
+  };
+  const Weight weights[] = {{QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_FLOAT, true},
+                            {QLINEAR_DTYPE_INT2, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_DTYPE_FLOAT8E8M0, false}};
+  for (const Weight& w : weights) {
+    for (const char* g : {"tensor", "axis0", "axisL", "blockL", "block0", "blockL128", "block0128"}) {
+      for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+        cases.push_back({"Dequantize", w.xt, w.st, yt, g, QuantizePath::kAuto, w.zero_point});
+      }
+    }
   }
   targets.push_back(kReference);
   for (const Case& c : cases) {
     for (int64_t t : targets) {
-      const std::string name = std::string(c.op) + "/" + Short(c.xt) + "->" + Short(c.yt) + "/" +
+      std::string x = Short(c.xt);
+      if (c.zero_point) x += "-zp";
+      if (std::string(c.op) == "Dequantize" && c.st != QLINEAR_DTYPE_FLOAT) x += std::string("-") + Short(c.st);
+      const std::string name = std::string(c.op) + "/" + x + "->" + Short(c.yt) + "/" +
                                c.gran + "/" + TargetLabel(t) +
                                (c.path == QuantizePath::kDivision ? "-div"
                                 : c.path == QuantizePath::kReciprocal ? "-recip" : "");
@@ -430,10 +492,13 @@ void RegisterAll() {
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
     auto* d = benchmark::RegisterBenchmark(("DynamicQuantize/float32->uint8/tensor/" + TargetLabel(t)).c_str(), BM_Dynamic, t);
     auto* c = benchmark::RegisterBenchmark(("Ceiling/load4store1/tensor/" + TargetLabel(t)).c_str(), BM_Ceiling, t);
+    auto* cd = benchmark::RegisterBenchmark(("Ceiling/load0.5store4/tensor/" + TargetLabel(t)).c_str(),
+                                            BM_CeilingDequantize, t);
     auto* bw = benchmark::RegisterBenchmark(("Backward/float32->int8/tensor/" + TargetLabel(t)).c_str(), BM_Backward, t);
     for (int64_t s : sizes) {
       d->Arg(s);
       c->Arg(s);
+      cd->Arg(s);
       bw->Arg(s);
     }
   }

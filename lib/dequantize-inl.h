@@ -1,6 +1,13 @@
-// Per-target DequantizeLinear: decoders (codes -> exact float32) and the loops over a plan's runs.
+// Per-target DequantizeLinear: code sources (memory -> int32 code lanes, sub-byte fields unpacked
+// in registers), decoders (codes -> exact float32) and the loops over a plan's runs.
 // y = float32(x - zero_point) * float32(scale), one multiply, one rounding to float16/bfloat16.
 // Owns: decoding codes and storing the outputs. Must not know: validation, QuantizeLinear.
+//
+// Each run (plan.h RunKind) goes through the group loop of its scales: groups of four vectors
+// with one scale (kUniform), a scale per element (kPerElement), or a scale per block along the
+// run (kBlocks, blocks of whole vectors); short blocks are expanded per element (spans.h). The
+// elements before a packed run's first byte boundary and after its last whole group are staged
+// through small buffers (DequantizeFew).
 #if defined(QLINEAR_LIB_DEQUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_DEQUANTIZE_INL_H_
 #undef QLINEAR_LIB_DEQUANTIZE_INL_H_
@@ -11,12 +18,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/convert-inl.h"
 #include "lib/encode-inl.h"
 #include "lib/kernels.h"
-#include "lib/pack-inl.h"
 #include "lib/plan.h"
 #include "lib/spans.h"
 #include "lib/storage.h"
@@ -27,33 +34,66 @@ namespace qlinear {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Elements staged per chunk for sub-byte inputs (whole bytes).
-constexpr int64_t kDequantizeChunk = 1024;
+// ---- outputs --------------------------------------------------------------------------------
 
-// float32 lanes to y (float32, or float16/bfloat16 rounded to nearest even).
+// float32 lanes to float16 at out, rounded to nearest even; NaN -> the quiet NaN 0x7E00 with
+// the sign (as the scalar reference writes it). Where Highway's demotion is exact (AVX2 and up:
+// VCVTPS2PH; NEON, SVE) NaN lanes are made canonical first; elsewhere F16Bits (trap: SSE4 and
+// SCALAR demotions truncate).
 template <class DF>
-HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRICT out) {
-  if (y_type == DType::kFloat32) {
-    hn::StoreU(v, df, static_cast<float*>(out));
-    return;
-  }
+HWY_INLINE void StoreF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM
+  const hn::RebindToUnsigned<DF> du;
+  const auto quiet = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u)));
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  hn::StoreU(hn::DemoteTo(dh, hn::IfThenElse(hn::IsNaN(v), quiet, v)), dh, reinterpret_cast<hwy::float16_t*>(out));
+#else
   const hn::Rebind<uint16_t, DF> d16;
-  const auto bits = y_type == DType::kFloat16 ? F16Bits(df, v) : BF16Bits(df, v);
-  hn::StoreU(hn::DemoteTo(d16, bits), d16, static_cast<uint16_t*>(out));
+  hn::StoreU(hn::DemoteTo(d16, F16Bits(df, v)), d16, out);
+#endif
 }
 
-// Decoders: x lanes (promoted to int32) and zero point -> float32 value.
+// float32 lanes to element i of y of type kY (float32, float16, bfloat16).
+template <DType kY, class DF>
+HWY_INLINE void StoreY(DF df, hn::Vec<DF> v, void* HWY_RESTRICT y, int64_t i) {
+  if constexpr (kY == DType::kFloat32) {
+    hn::StoreU(v, df, static_cast<float*>(y) + i);
+  } else if constexpr (kY == DType::kFloat16) {
+    StoreF16(df, v, static_cast<uint16_t*>(y) + i);
+  } else {
+    const hn::Rebind<uint16_t, DF> d16;
+    hn::StoreU(hn::DemoteTo(d16, BF16Bits(df, v)), d16, static_cast<uint16_t*>(y) + i);
+  }
+}
+
+// The same with the output type chosen at run time (the backward pass's dx).
+template <class DF>
+HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRICT out) {
+  if (y_type == DType::kFloat32) return StoreY<DType::kFloat32>(df, v, out, 0);
+  if (y_type == DType::kFloat16) return StoreY<DType::kFloat16>(df, v, out, 0);
+  StoreY<DType::kBFloat16>(df, v, out, 0);
+}
+
+// ---- decoders: int32 code lanes and zero points -> exact float32 --------------------------------
+
 // Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
 struct IntDecoder {
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
     return hn::ConvertTo(df, hn::Sub(x, zp));
   }
+  // f(v0, v1, v2, v3): the values of elements [e, e + 4N); zp(v): vector v's zero points.
+  template <class DF, class Codes, class Zp, class F>
+  HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& zp, F&& f) const {
+    codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+      f(Decode(df, c0, zp(0)), Decode(df, c1, zp(1)), Decode(df, c2, zp(2)), Decode(df, c3, zp(3)));
+    });
+  }
 };
 
-// float8/float4 codes -> exact float32: the magnitude's fields placed in a float32 and scaled by
-// 2^(127 - bias) (exact for normals and subnormals), then the format's NaN/Inf codes. The zero
-// point is zero (validated) and not used.
+// float8/float4 codes: the magnitude's fields placed in a float32 and scaled by 2^(127 - bias)
+// (exact for normals and subnormals), the format's NaN/Inf codes selected, the sign ORed in.
+// The zero point is zero (validated) and not used.
 template <DType kT>
 struct MiniFloatDecoder {
   using Tr = MiniTraits<kT>;
@@ -63,118 +103,426 @@ struct MiniFloatDecoder {
     const auto mag = hn::And(code, hn::Set(di, Tr::kSignBit - 1));
     const auto scale = hn::BitCast(df, hn::Set(di, (127 + 127 - Tr::kBias) << 23));
     auto v = hn::Mul(hn::BitCast(df, hn::ShiftLeft<23 - Tr::kMant>(mag)), scale);
-    if constexpr (Tr::kFnuz) {
-      v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(code, hn::Set(di, Tr::kF.nan_code))), hn::Set(df, NAN), v);
-    } else if constexpr (!Tr::kFp4) {  // codes beyond max: NaN, or e5m2's Inf
+    if constexpr (!Tr::kFnuz && !Tr::kFp4) {  // codes beyond max: NaN, or e5m2's Inf
       const auto special = Tr::kF.has_inf ? hn::IfThenElse(hn::RebindMask(df, hn::Eq(mag, hn::Set(di, Tr::kF.overflow_code))),
                                                            hn::Set(df, INFINITY), hn::Set(df, NAN))
                                           : hn::Set(df, NAN);
       v = hn::IfThenElse(hn::RebindMask(df, hn::Gt(mag, hn::Set(di, Tr::kMaxCode))), special, v);
     }
-    const auto neg = hn::RebindMask(df, hn::Ne(hn::And(code, hn::Set(di, Tr::kSignBit)), hn::Zero(di)));
-    const auto keep_sign = Tr::kFnuz ? hn::AndNot(hn::IsNaN(v), neg) : neg;
-    return hn::IfThenElse(keep_sign, hn::Neg(v), v);
+    constexpr int kSignShift = 31 - (Tr::kFp4 ? 3 : 7);
+    const auto sign = hn::And(hn::ShiftLeft<kSignShift>(code), hn::Set(di, static_cast<int32_t>(0x80000000u)));
+    v = hn::BitCast(df, hn::Or(hn::BitCast(di, v), sign));
+    if constexpr (Tr::kFnuz) {  // the single NaN 0x80 (the code of -0) has no sign
+      v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(code, hn::Set(di, Tr::kF.nan_code))), hn::Set(df, NAN), v);
+    }
+    return v;
+  }
+
+  // Whether Four goes through float16: where the target converts float16 to float32 in hardware
+  // (VCVTPH2PS; FCVTL on Arm) and the format fits float16's exponent range (not e5m2fnuz).
+#undef QLINEAR_F16_IN_HARDWARE  // per target
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM
+#define QLINEAR_F16_IN_HARDWARE 1
+  static constexpr bool kViaF16 = kT != DType::kFloat8E5M2FNUZ;
+#else
+#define QLINEAR_F16_IN_HARDWARE 0
+  static constexpr bool kViaF16 = false;
+#endif
+  // f(v0, v1, v2, v3): the values of elements [e, e + 4N). Via float16: each code's fields placed
+  // in float16 bits (subnormal codes land on float16 subnormals) whose value is the code's times
+  // 2^-kF16Shift, converted exactly to float32 and scaled back. Decode's float32 construction
+  // feeds subnormal float32 operands to the multiply for subnormal codes, which x86 takes a
+  // microcode assist for: 4x slower on random float8 codes. NaN codes become float16's quiet NaN
+  // with the code's sign (fnuz: positive), as the reference decodes them.
+  static constexpr int kF16Shift = 15 - Tr::kBias;
+  template <class DF, class Codes, class Zp, class F>
+  HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
+#if QLINEAR_F16_IN_HARDWARE
+    if constexpr (kViaF16) {
+      const hn::Repartition<uint16_t, DF> d16;
+      const hn::Rebind<hwy::float16_t, DF> dh;  // N lanes
+      // g(lo, hi): the values of the 2N codes in c.
+      auto half = [&](hn::Vec<decltype(d16)> c, auto&& g) QLINEAR_INLINE_LAMBDA {
+        hn::Vec<decltype(d16)> bits;
+        const auto sign = hn::And(hn::ShiftLeft<Tr::kFp4 ? 12 : 8>(c), hn::Set(d16, uint16_t{0x8000}));
+        if constexpr (Tr::kFp4) {
+          bits = hn::Or(hn::ShiftLeft<9>(hn::And(c, hn::Set(d16, uint16_t{7}))), sign);
+        } else if constexpr (Tr::kMant == 2) {  // e5m2: float16's top byte; NaN codes made canonical
+          bits = hn::ShiftLeft<8>(c);
+          const auto nan = hn::Gt(hn::And(c, hn::Set(d16, uint16_t{0x7F})), hn::Set(d16, uint16_t{0x7C}));
+          bits = hn::IfThenElse(nan, hn::Or(sign, hn::Set(d16, uint16_t{0x7E00})), bits);
+        } else {  // e4m3fn, e4m3fnuz
+          bits = hn::Or(hn::ShiftLeft<7>(hn::And(c, hn::Set(d16, uint16_t{0x7F}))), sign);
+          if constexpr (Tr::kFnuz) {
+            bits = hn::IfThenElse(hn::Eq(c, hn::Set(d16, uint16_t{0x80})), hn::Set(d16, uint16_t{0x7E00}), bits);
+          } else {
+            const auto nan = hn::Eq(hn::And(c, hn::Set(d16, uint16_t{0x7F})), hn::Set(d16, uint16_t{0x7F}));
+            bits = hn::IfThenElse(nan, hn::Or(sign, hn::Set(d16, uint16_t{0x7E00})), bits);
+          }
+        }
+        const auto h = hn::BitCast(hn::Repartition<hwy::float16_t, DF>(), bits);
+        auto lo = hn::PromoteTo(df, hn::LowerHalf(dh, h));
+        auto hi = hn::PromoteTo(df, hn::UpperHalf(dh, h));
+        if constexpr (kF16Shift != 0) {
+          const auto scale = hn::Set(df, static_cast<float>(1 << kF16Shift));
+          lo = hn::Mul(lo, scale);
+          hi = hn::Mul(hi, scale);
+        }
+        g(lo, hi);
+      };
+      codes.FourHalves(df, e, [&](auto c01, auto c23) QLINEAR_INLINE_LAMBDA {
+        half(c01, [&](auto v0, auto v1) QLINEAR_INLINE_LAMBDA {
+          half(c23, [&](auto v2, auto v3) QLINEAR_INLINE_LAMBDA { f(v0, v1, v2, v3); });
+        });
+      });
+      return;
+    }
+#endif
+    {
+      const hn::RebindToSigned<DF> di;
+      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+        const auto z = hn::Zero(di);
+        f(Decode(df, c0, z), Decode(df, c1, z), Decode(df, c2, z), Decode(df, c3, z));
+      });
+    }
   }
 };
 
-// x[j] (codes of type XT) -> decode(x, zp) * s, n elements; per-element or uniform scale/zp.
-template <bool kPerElement, class Dec, class XT>
-HWY_NOINLINE void DequantizeSpan(const Dec& dec, const XT* HWY_RESTRICT x, int64_t n,
-                                 const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT zp,
-                                 DType y_type, void* HWY_RESTRICT y) {
+// ---- code sources: elements of x as int32 lanes -----------------------------------------------
+
+// 8-, 16- and 32-bit codes in memory.
+template <class XT>
+struct MemoryCodes {
+  static constexpr int kPerByte = 1;  // elements per byte boundary
+  static constexpr bool kVector = true;  // Four exists
+  const XT* x;
+
+  int32_t Code(int64_t e) const {
+    XT v;
+    std::memcpy(&v, x + e, sizeof(XT));
+    return static_cast<int32_t>(v);
+  }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Load(DF df, int64_t e) const {
+    const DI di;
+    if constexpr (sizeof(XT) == 4) {
+      return hn::LoadU(di, reinterpret_cast<const int32_t*>(x + e));
+    } else {
+      return hn::PromoteTo(di, hn::LoadU(hn::Rebind<XT, DF>(), x + e));
+    }
+  }
+  // f(c0, c1, c2, c3): the code lanes of elements [e, e + 4N).
+  template <class DF, class F>
+  HWY_INLINE void Four(DF df, int64_t e, F&& f) const {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    f(Load(df, e), Load(df, e + N), Load(df, e + 2 * N), Load(df, e + 3 * N));
+  }
+  // f(h0, h1): the codes of elements [e, e + 2N) and [e + 2N, e + 4N) as uint16 lanes (byte
+  // codes only).
+  template <class DF, class F>
+  HWY_INLINE void FourHalves(DF df, int64_t e, F&& f) const {
+    static_assert(sizeof(XT) == 1, "byte codes");
+    const hn::Repartition<uint16_t, DF> d16;
+    const hn::Rebind<uint8_t, decltype(d16)> d8;
+    const int64_t N2 = static_cast<int64_t>(hn::Lanes(d16));
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(x) + e;
+    f(hn::PromoteTo(d16, hn::LoadU(d8, p)), hn::PromoteTo(d16, hn::LoadU(d8, p + N2)));
+  }
+};
+
+// Packed kBits-wide fields (element e: field e % per of byte e / per), kSigned: two's complement.
+// Four unpacks a group of 4N fields in registers: the group's bytes widened so that each field
+// gets a byte of its own (shifts and masks), the sign extended on bytes, then the four quarters
+// widened to int32.
+template <int kBits, bool kSigned>
+struct PackedCodes {
+  static constexpr int kPerByte = 8 / kBits;
+  static constexpr bool kVector = HWY_TARGET != HWY_SCALAR;  // one-lane vectors have no halves
+  const uint8_t* in;
+
+  int32_t Code(int64_t e) const {
+    const int32_t field = (in[e / kPerByte] >> (kBits * (e % kPerByte))) & ((1 << kBits) - 1);
+    return kSigned ? (field ^ (1 << (kBits - 1))) - (1 << (kBits - 1)) : field;
+  }
+#if HWY_TARGET != HWY_SCALAR
+  // The fields of elements [e, e + 4N), one per byte (e a multiple of kPerByte).
+  template <class DF>
+  HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DF>> FourBytes(DF df, int64_t e) const {
+    const hn::Repartition<uint8_t, DF> d8;  // 4N lanes
+    const uint8_t* p = in + e / kPerByte;
+    if constexpr (kBits == 4) {  // 2N bytes: each to a u16 with its low nibble in byte 0, high in byte 1
+      const hn::Repartition<uint16_t, DF> d16;
+      const auto w = hn::PromoteTo(d16, hn::LoadU(hn::Rebind<uint8_t, decltype(d16)>(), p));
+      return hn::BitCast(d8, hn::Or(hn::And(w, hn::Set(d16, uint16_t{0x000F})),
+                                    hn::And(hn::ShiftLeft<4>(w), hn::Set(d16, uint16_t{0x0F00}))));
+    } else {  // N bytes: each to a u32; fields 0..3 to bytes 0..3 (nibbles to halves, then fields)
+      const hn::Repartition<uint32_t, DF> d32;
+      auto v = hn::PromoteTo(d32, hn::LoadU(hn::Rebind<uint8_t, decltype(d32)>(), p));
+      v = hn::And(hn::Or(v, hn::ShiftLeft<12>(v)), hn::Set(d32, 0x000F000Fu));
+      v = hn::And(hn::Or(v, hn::ShiftLeft<6>(v)), hn::Set(d32, 0x03030303u));
+      return hn::BitCast(d8, v);
+    }
+  }
+  // f(c0, c1, c2, c3): int32 lanes, sign-extended on bytes first.
+  template <class DF, class F>
+  HWY_INLINE void Four(DF df, int64_t e, F&& f) const {
+    const hn::Repartition<int8_t, DF> di8;
+    auto sc = hn::BitCast(di8, FourBytes(df, e));
+    if constexpr (kSigned) {
+      const auto bias = hn::Set(di8, static_cast<int8_t>(1 << (kBits - 1)));
+      sc = hn::Sub(hn::Xor(sc, bias), bias);
+    }
+    const hn::Half<decltype(di8)> dh;
+    const hn::Half<decltype(dh)> dq;  // N lanes
+    const hn::RebindToSigned<DF> di;
+    const auto lo = hn::LowerHalf(dh, sc), hi = hn::UpperHalf(dh, sc);
+    f(hn::PromoteTo(di, hn::LowerHalf(dq, lo)), hn::PromoteTo(di, hn::UpperHalf(dq, lo)),
+      hn::PromoteTo(di, hn::LowerHalf(dq, hi)), hn::PromoteTo(di, hn::UpperHalf(dq, hi)));
+  }
+  // f(h0, h1): uint16 lanes (unsigned fields).
+  template <class DF, class F>
+  HWY_INLINE void FourHalves(DF df, int64_t e, F&& f) const {
+    const auto b = FourBytes(df, e);
+    const hn::Repartition<uint16_t, DF> d16;
+    const hn::Half<hn::Repartition<uint8_t, DF>> dh;
+    f(hn::PromoteTo(d16, hn::LowerHalf(dh, b)), hn::PromoteTo(d16, hn::UpperHalf(dh, b)));
+  }
+#endif
+};
+
+// ---- the loops --------------------------------------------------------------------------------
+//
+// s: the scale (kUniform) or one per element; z: likewise the zero points, or null when every
+// zero point is 0 (none given: no loads for them). y points at element e's output.
+
+constexpr int64_t YSize(DType y) { return y == DType::kFloat32 ? 4 : 2; }
+
+// Elements [e, e + n) through stack buffers: codes read one by one, lanes padded with code 0
+// and scale 1 (a packed span's head before its first byte boundary, the tails).
+template <DType kY, Scales kScales, class Dec, class Codes>
+HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes& codes, int64_t e, int64_t n, const float* HWY_RESTRICT s,
+                                const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
+  constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<XT, decltype(df)> dx;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const size_t ysize = y_type == DType::kFloat32 ? 4 : 2;
-  char* out = static_cast<char*>(y);
-  auto values = [&](const XT* xp, const float* sp, const int32_t* zpp) QLINEAR_INLINE_LAMBDA {
-    hn::Vec<decltype(di)> xi;
-    if constexpr (sizeof(XT) == 4) {
-      xi = hn::LoadU(di, reinterpret_cast<const int32_t*>(xp));
-    } else {
-      xi = hn::PromoteTo(di, hn::LoadU(dx, xp));
+  constexpr size_t kMax = hn::MaxLanes(df);
+  for (int64_t i = 0; i < n; i += N) {
+    const int64_t m = std::min(N, n - i);
+    HWY_ALIGN int32_t cb[kMax] = {};
+    HWY_ALIGN float sb[kMax];
+    HWY_ALIGN int32_t zb[kMax] = {};
+    HWY_ALIGN float ob[kMax];
+    std::fill(sb, sb + kMax, 1.0f);
+    for (int64_t k = 0; k < m; ++k) cb[k] = codes.Code(e + i + k);
+    if (kEach) std::memcpy(sb, s + i, static_cast<size_t>(m) * sizeof(float));
+    if (z != nullptr) {
+      if (kEach) {
+        std::memcpy(zb, z + i, static_cast<size_t>(m) * sizeof(int32_t));
+      } else {
+        std::fill(zb, zb + kMax, *z);
+      }
     }
-    const auto vz = kPerElement ? hn::LoadU(di, zpp) : hn::Set(di, *zpp);
-    const auto vs = kPerElement ? hn::LoadU(df, sp) : hn::Set(df, *sp);
-    return hn::Mul(dec.Decode(df, xi, vz), vs);
-  };
-  auto lanes = [&](const XT* xp, const float* sp, const int32_t* zpp, void* op) {
-    StoreOutput(df, values(xp, sp, zpp), y_type, op);
-  };
-  int64_t i = 0;
-  if (y_type == DType::kFloat32) {  // the common output: its own loop, four vectors a turn (the
-    float* of = static_cast<float*>(y);  // type test and loop overhead per vector cost 20%)
-    auto one = [&](int64_t k) QLINEAR_INLINE_LAMBDA {
-      hn::StoreU(values(x + k, kPerElement ? s + k : s, kPerElement ? zp + k : zp), df, of + k);
-    };
-    for (; i + 4 * N <= n; i += 4 * N) {
-      one(i);
-      one(i + N);
-      one(i + 2 * N);
-      one(i + 3 * N);
-    }
-  }
-  for (; i + N <= n; i += N) {
-    lanes(x + i, kPerElement ? s + i : s, kPerElement ? zp + i : zp, out + i * ysize);
-  }
-  if (i < n) {
-    const size_t rem = static_cast<size_t>(n - i);
-    HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN float sb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN float ob[hn::MaxLanes(df)];
-    std::memcpy(xb, x + i, rem * sizeof(XT));
-    if (kPerElement) {
-      std::memcpy(sb, s + i, rem * sizeof(float));
-      std::memcpy(zb, zp + i, rem * sizeof(int32_t));
-    }
-    lanes(xb, kPerElement ? sb : s, kPerElement ? zb : zp, ob);
-    std::memcpy(out + i * ysize, ob, rem * ysize);
+    const auto vs = kEach ? hn::Load(df, sb) : hn::Set(df, *s);
+    StoreY<kY>(df, hn::Mul(dec.Decode(df, hn::Load(di, cb), hn::Load(di, zb)), vs), ob, 0);
+    std::memcpy(static_cast<char*>(y) + i * YSize(kY), ob, static_cast<size_t>(m * YSize(kY)));
   }
 }
 
-template <class Dec, class XT>
-HWY_INLINE void DequantizeRun(const Dec& dec, const Run& r, const XT* HWY_RESTRICT x,
-                              const QuantParams& prm, DType y_type, char* HWY_RESTRICT y,
-                              size_t ysize) {
-  ForEachSpan(r, prm, [&](const Span& sp) {
-    if (sp.per_element) {
-      DequantizeSpan<true>(dec, x + sp.j, sp.len, sp.s, sp.z, y_type, y + sp.j * ysize);
+// Elements [e, e + n) with one scale or one per element: groups of four vectors straight from
+// the codes, the rest through DequantizeFew.
+template <DType kY, Scales kScales, class Dec, class Codes>
+HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t e, int64_t n,
+                                 const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
+  // A local copy: vector stores may alias anything, and the compiler would reload the code
+  // pointer after each.
+  const Codes codes = codes_ref;
+  constexpr bool kEach = kScales == Scales::kPerElement;
+  char* out = static_cast<char*>(y);
+  int64_t j = 0;
+  if constexpr (Codes::kVector) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    const int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
+    if (head > 0) DequantizeFew<kY, kScales>(dec, codes, e, head, s, z, out);
+    j = head;
+    const auto us = hn::Set(df, *s);
+    const auto uz = hn::Set(di, z != nullptr ? *z : 0);
+    auto groups = [&](auto zps_per_element) QLINEAR_INLINE_LAMBDA {
+      for (; j + 4 * N <= n; j += 4 * N) {
+        auto one = [&](auto v, int64_t i) QLINEAR_INLINE_LAMBDA {
+          StoreY<kY>(df, hn::Mul(v, kEach ? hn::LoadU(df, s + i) : us), out, i);
+        };
+        auto zp = [&](int k) QLINEAR_INLINE_LAMBDA {
+          return decltype(zps_per_element)::value ? hn::LoadU(di, z + j + k * N) : uz;
+        };
+        dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+          one(v0, j);
+          one(v1, j + N);
+          one(v2, j + 2 * N);
+          one(v3, j + 3 * N);
+        });
+      }
+    };
+    if (kEach && z != nullptr) {
+      groups(std::true_type());
     } else {
-      DequantizeSpan<false>(dec, x + sp.j, sp.len, sp.s, sp.z, y_type, y + sp.j * ysize);
+      groups(std::false_type());
+    }
+  }
+  if (j < n) {
+    DequantizeFew<kY, kScales>(dec, codes, e + j, n - j, kEach ? s + j : s, kEach && z != nullptr ? z + j : z,
+                               out + j * YSize(kY));
+  }
+}
+
+// Four consecutive rows of len elements that share per-element scales (per-axis on the last
+// axis, blocks along an outer axis), rows byte-aligned: each group of four scale (and zero
+// point) vectors is loaded once for the four rows. The rest of each row through DequantizeSpan.
+template <DType kY, class Dec, class Codes>
+HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int64_t e, int64_t len,
+                                     const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
+  const Codes codes = codes_ref;  // see DequantizeSpan
+  char* out = static_cast<char*>(y);
+  int64_t j = 0;
+  if constexpr (Codes::kVector) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    auto columns = [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+      constexpr bool kZps = decltype(with_zps)::value;
+      for (; j + 4 * N <= len; j += 4 * N) {
+        const auto s0 = hn::LoadU(df, s + j), s1 = hn::LoadU(df, s + j + N), s2 = hn::LoadU(df, s + j + 2 * N),
+                   s3 = hn::LoadU(df, s + j + 3 * N);
+        const auto z0 = kZps ? hn::LoadU(di, z + j) : hn::Zero(di);
+        const auto z1 = kZps ? hn::LoadU(di, z + j + N) : hn::Zero(di);
+        const auto z2 = kZps ? hn::LoadU(di, z + j + 2 * N) : hn::Zero(di);
+        const auto z3 = kZps ? hn::LoadU(di, z + j + 3 * N) : hn::Zero(di);
+        auto zp = [&](int k) QLINEAR_INLINE_LAMBDA { return k == 0 ? z0 : k == 1 ? z1 : k == 2 ? z2 : z3; };
+        for (int64_t row = 0; row < 4; ++row) {
+          const int64_t i = row * len + j;
+          dec.Four(df, codes, e + i, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+            StoreY<kY>(df, hn::Mul(v0, s0), out, i);
+            StoreY<kY>(df, hn::Mul(v1, s1), out, i + N);
+            StoreY<kY>(df, hn::Mul(v2, s2), out, i + 2 * N);
+            StoreY<kY>(df, hn::Mul(v3, s3), out, i + 3 * N);
+          });
+        }
+      }
+    };
+    if (z != nullptr) {
+      columns(std::true_type());
+    } else {
+      columns(std::false_type());
+    }
+  }
+  if (j == len) return;
+  for (int64_t row = 0; row < 4; ++row) {
+    DequantizeSpan<kY, Scales::kPerElement>(dec, codes, e + row * len + j, len - j, s + j, z != nullptr ? z + j : z,
+                                            out + (row * len + j) * YSize(kY));
+  }
+}
+
+// A kBlocks run spanning more than one block, blocks of whole vectors (period and phase
+// multiples of N, a byte-aligned start): groups of four vectors, each with its block's
+// broadcast scale and zero point. Returns the elements done (a multiple of 4N).
+template <DType kY, class Dec, class Codes>
+HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes& codes_ref, int64_t e, int64_t period,
+                                         int64_t phase, int64_t count, const float* HWY_RESTRICT s,
+                                         const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
+  const Codes codes = codes_ref;  // see DequantizeSpan
+  int64_t j = 0;
+  if constexpr (Codes::kVector) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToSigned<decltype(df)> di;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    const int64_t per_block = period / N;
+    int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
+    int64_t kk[4];                                // blocks of the group's vectors
+    auto one = [&](auto v, int v_index, int64_t i) QLINEAR_INLINE_LAMBDA {
+      StoreY<kY>(df, hn::Mul(v, hn::Set(df, s[kk[v_index]])), y, i);
+    };
+    auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[kk[v]]) : hn::Zero(di); };
+    for (; j + 4 * N <= count; j += 4 * N) {
+      for (int v = 0; v < 4; ++v) {
+        kk[v] = k;
+        if (--left == 0) {
+          ++k;
+          left = per_block;
+        }
+      }
+      dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+        one(v0, 0, j);
+        one(v1, 1, j + N);
+        one(v2, 2, j + 2 * N);
+        one(v3, 3, j + 3 * N);
+      });
+    }
+  }
+  return j;
+}
+
+template <DType kY, class Dec, class Codes>
+HWY_NOINLINE void DequantizeBlocks(const Dec& dec, const Codes& codes, int64_t e, const Run& run, const float* s,
+                                   const int32_t* z, void* HWY_RESTRICT y) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  const int64_t period = run.period, phase = run.phase, count = run.count;
+  char* out = static_cast<char*>(y);
+  int64_t j = 0;
+  if (period % N == 0 && phase % N == 0 && e % Codes::kPerByte == 0) {
+    j = DequantizeBlockGroups<kY>(dec, codes, e, period, phase, count, s, z, out);
+  }
+  int64_t len = period - (phase + j) % period;
+  for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
+    len = std::min(len, count - j);
+    DequantizeSpan<kY, Scales::kUniform>(dec, codes, e + j, len, s + k, z != nullptr ? z + k : z,
+                                         out + j * YSize(kY));
+  }
+}
+
+// One run: elements [e, e + run.count) of the codes into y.
+template <DType kY, class Dec, class Codes>
+HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, const Run& run, int64_t e,
+                              const QuantParams& prm, void* HWY_RESTRICT y) {
+  if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
+    const RunParams p = ParamsOfRun(run, prm);
+    return DequantizeBlocks<kY>(dec, codes, e, run, p.s, p.z, y);
+  }
+  char* out = static_cast<char*>(y);
+  ForEachSpan(run, prm, [&](const Span& sp) {
+    const int32_t* z = sp.z;
+    if (sp.per_element) {
+      DequantizeSpan<kY, Scales::kPerElement>(dec, codes, e + sp.j, sp.len, sp.s, z, out + sp.j * YSize(kY));
+    } else {
+      DequantizeSpan<kY, Scales::kUniform>(dec, codes, e + sp.j, sp.len, sp.s, z, out + sp.j * YSize(kY));
     }
   });
 }
 
-template <class XT, class Dec>
-void DequantizeAll(const Dec& dec, const DequantizePlan& p, const QuantParams& prm, void* y) {
-  // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if sub-byte).
-  const size_t ysize = p.y_type == DType::kFloat32 ? 4 : 2;
+// Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
+// kPerElement layouts take byte-aligned rows with the same scales four at a time.
+template <DType kY, class Dec, class Codes>
+void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, const QuantParams& prm, void* y) {
+  const RunKind kind = RunKindOf(p.layout);
   char* out = static_cast<char*>(y);
-  const int64_t b = p.begin;
-  const DTypeInfo& info = Info(p.x_type);
-  if (info.bits >= 8) {
-    const XT* x = static_cast<const XT*>(p.x);
-    ForEachRun(p.layout, b, p.end, [&](const Run& r) {
-      DequantizeRun(dec, r, x + (r.start - b), prm, p.y_type, out + (r.start - b) * ysize, ysize);
-    });
-    return;
-  }
-  // Sub-byte inputs: unpack a chunk to one code per byte (integers sign-extended), then runs.
-  HWY_ALIGN XT codes[kDequantizeChunk];
-  const uint8_t* in = static_cast<const uint8_t*>(p.x);
-  const bool sign_extend = info.kind == Kind::kInt && info.is_signed;
-  for (int64_t c0 = b; c0 < p.end; c0 += kDequantizeChunk) {
-    const int64_t c1 = std::min(p.end, c0 + kDequantizeChunk);
-    UnpackCodes(in, info.bits, sign_extend, c0 - b, c1 - c0, codes);
-    ForEachRun(p.layout, c0, c1, [&](const Run& r) {
-      DequantizeRun(dec, r, codes + (r.start - c0), prm, p.y_type, out + (r.start - b) * ysize, ysize);
-    });
-  }
+  auto one = [&](const Run& r) {
+    const int64_t e = r.start - p.begin;
+    DequantizeRun<kY>(dec, codes, kind, r, e, prm, out + e * YSize(kY));
+  };
+  if (kind != RunKind::kPerElement) return ForEachRun(p.layout, p.begin, p.end, one);
+  ForEachRowGroup(
+      p.layout, p.begin, p.end,
+      [&](const Run& r) { return (r.start - p.begin) % Codes::kPerByte == 0 && r.count % Codes::kPerByte == 0; },
+      [&](const Run& first) {
+        const RunParams rp = ParamsOfRun(first, prm);
+        const int64_t e = first.start - p.begin;
+        DequantizeFourRows<kY>(dec, codes, e, first.count, rp.s, rp.z, out + e * YSize(kY));
+      },
+      one);
 }
 
-// The decoder of input type kX.
+// The decoder and the code source of input type kX.
 template <DType kX>
 auto DecoderFor() {
   if constexpr (Info(kX).kind == Kind::kMiniFloat) {
@@ -183,12 +531,29 @@ auto DecoderFor() {
     return IntDecoder();
   }
 }
+template <DType kX>
+auto CodesFor(const void* x) {
+  if constexpr (Info(kX).bits < 8) {
+    return PackedCodes<Info(kX).bits, Info(kX).kind == Kind::kInt && Info(kX).is_signed>{static_cast<const uint8_t*>(x)};
+  } else {
+    return MemoryCodes<CodeStorage<kX>>{static_cast<const CodeStorage<kX>*>(x)};
+  }
+}
 
-// Vector DequantizeLinear: one instantiation per (code storage, decoder), generated from the type list.
+// Vector DequantizeLinear: one instantiation per (code source, decoder, output type), generated
+// from the type list.
 inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
-    if constexpr (IsQuantized(kX)) DequantizeAll<CodeStorage<kX>>(DecoderFor<kX>(), p, prm, y);
+    if constexpr (IsQuantized(kX)) {
+      const auto dec = DecoderFor<kX>();
+      const auto codes = CodesFor<kX>(p.x);
+      switch (p.y_type) {
+        case DType::kFloat16: return DequantizeAll<DType::kFloat16>(dec, codes, p, prm, y);
+        case DType::kBFloat16: return DequantizeAll<DType::kBFloat16>(dec, codes, p, prm, y);
+        default: return DequantizeAll<DType::kFloat32>(dec, codes, p, prm, y);
+      }
+    }
   });
 }
 

@@ -282,7 +282,7 @@ void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   // The reciprocal path needs the quotient in float32 (no second rounding).
   const bool reciprocals = p.prec == Prec::kF32 && UseReciprocal();
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
-                        reciprocals);
+                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
   RunPlan(p, y, d.params(), split, driver);
 }
 
@@ -291,7 +291,8 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
     QLINEAR_DISPATCH(DequantizeDriver)(piece, prm, out);
   };
   if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
+                        ParamsFor::kDequantize);
   RunPlan(p, y, d.params(), split, driver);
 }
 

@@ -17,7 +17,7 @@ namespace qlinear {
 struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
-  const int32_t* zps = nullptr;
+  const int32_t* zps = nullptr;   // null: every zero point is 0 (DequantizeLinear without one)
   // zps[k] + FixedPoint::kOffset as float, for the reciprocal path of <= 8-bit integer outputs
   // (encode-inl.h IntEncoder::ZeroOffset), when there are recips and more than one zero point;
   // else null.

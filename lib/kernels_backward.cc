@@ -36,7 +36,8 @@ void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
     HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, QuantParams(), b);
     return;
   }
-  const DecodedParams d(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec);
+  const DecodedParams d(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
+                        ParamsFor::kDivision);
   HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, d.params(), b);
 }
 

@@ -22,16 +22,73 @@ int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
   return LoadInt(t, zp, k);
 }
 
-// Typed copies for the common cases (blocked layouts decode a scale per 32 elements, so this
-// loop is on the hot path); everything else goes through the generic per-element loaders.
+// Typed copies for the common cases (blocked layouts decode a scale per 32 elements, so these
+// loops are on the hot path); everything else goes through the generic per-element loaders.
+// Caller memory is read with memcpy: no pointer needs alignment.
+template <class T>
+T Element(const void* src, int64_t k) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(src) + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
 template <class T>
 void Widen(const void* src, int64_t n, int32_t* dst) {
-  const T* p = static_cast<const T*>(src);
-  for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(p[k]);
+  for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(Element<T>(src, k));
+}
+// Packed kBits-wide integer fields first .. first + n - 1.
+template <int kBits, bool kSigned>
+void WidenPacked(const void* src, int64_t first, int64_t n, int32_t* dst) {
+  const uint8_t* b = static_cast<const uint8_t*>(src);
+  constexpr int kPer = 8 / kBits;
+  constexpr int32_t kHalf = 1 << (kBits - 1);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t e = first + k;
+    const int32_t field = (b[e / kPer] >> (kBits * (e % kPer))) & ((1 << kBits) - 1);
+    dst[k] = kSigned ? (field ^ kHalf) - kHalf : field;
+  }
+}
+
+// The float32 of a float16 / bfloat16 / float8e8m0 scale, exactly as LoadReal decodes it (NaN:
+// the quiet NaN with the sign).
+float ScaleOfHalf(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FFu;
+  if (exp == 0x1F) return FloatOf(sign | (man != 0 ? 0x7FC00000u : 0x7F800000u));
+  if (exp == 0) {  // subnormal: man * 2^-24, exact
+    const float v = static_cast<float>(man) * 0x1p-24f;
+    return FloatOf(sign | BitsOf(v));
+  }
+  return FloatOf(sign | ((exp + 112) << 23) | (man << 13));
+}
+float ScaleOfBFloat16(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  return (bits & 0x7FFFFFFFu) > 0x7F800000u ? FloatOf((bits & 0x80000000u) | 0x7FC00000u) : FloatOf(bits);
+}
+float ScaleOfE8M0(uint8_t b) {
+  if (b == 0xFF) return FloatOf(0x7FC00000u);
+  return b == 0 ? FloatOf(0x00400000u) : FloatOf(static_cast<uint32_t>(b) << 23);  // 2^-127: a subnormal
 }
 
 // Scales first .. first + n - 1.
 void DecodeScales(DType t, const void* scale, int64_t first, int64_t n, Prec prec, float* s) {
+  if (prec == Prec::kF32) {  // float32, float16, bfloat16 and e8m0 values are float32 values
+    switch (t) {
+      case DType::kFloat32:
+        std::memcpy(s, static_cast<const char*>(scale) + first * 4, static_cast<size_t>(n) * 4);
+        return;
+      case DType::kFloat16:
+        for (int64_t k = 0; k < n; ++k) s[k] = ScaleOfHalf(Element<uint16_t>(scale, first + k));
+        return;
+      case DType::kBFloat16:
+        for (int64_t k = 0; k < n; ++k) s[k] = ScaleOfBFloat16(Element<uint16_t>(scale, first + k));
+        return;
+      case DType::kFloat8E8M0:
+        for (int64_t k = 0; k < n; ++k) s[k] = ScaleOfE8M0(Element<uint8_t>(scale, first + k));
+        return;
+      default:
+        break;
+    }
+  }
   for (int64_t k = 0; k < n; ++k) s[k] = static_cast<float>(RoundToPrecision(prec, LoadReal(t, scale, first + k)));
 }
 
@@ -53,6 +110,10 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
     case DType::kInt16: return Widen<int16_t>(zp, n, z);
     case DType::kUint16: return Widen<uint16_t>(zp, n, z);
     case DType::kInt32: return Widen<int32_t>(zp, n, z);
+    case DType::kInt4: return WidenPacked<4, true>(zp, first, n, z);
+    case DType::kUint4: return WidenPacked<4, false>(zp, first, n, z);
+    case DType::kInt2: return WidenPacked<2, true>(zp, first, n, z);
+    case DType::kUint2: return WidenPacked<2, false>(zp, first, n, z);
     default:
       for (int64_t k = 0; k < n; ++k) z[k] = ZeroPointLane(t, zp, first + k);
   }
@@ -62,12 +123,14 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
 
 DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type,
                              const void* scale, DType zp_type, const void* zp, Prec prec,
-                             bool reciprocals) {
+                             ParamsFor use) {
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
   float* s = &scale0_;
   int32_t* z = &zp0_;
-  if (n != 1) {
+  // DequantizeLinear without a zero point reads none (QuantParams::zps null).
+  const bool zps_needed = !(zp == nullptr && Info(zp_type).kind == Kind::kInt && use == ParamsFor::kDequantize);
+  if (n != 1 && zps_needed) {
     zps_.reset(new int32_t[static_cast<size_t>(n)]);
     z = zps_.get();
   }
@@ -82,10 +145,10 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     DecodeScales(scale_type, scale, first, n, prec, s);
     prm_.scales = s;
   }
-  DecodeZeroPoints(zp_type, zp, first, n, z);
-  prm_.zps = z;
+  if (zps_needed) DecodeZeroPoints(zp_type, zp, first, n, z);
+  prm_.zps = zps_needed ? z : nullptr;
   prm_.first = first;
-  if (reciprocals) {
+  if (use == ParamsFor::kReciprocal) {
     float* r = &recip0_;
     if (n != 1) {
       recips_.reset(new float[static_cast<size_t>(n)]);

@@ -11,16 +11,21 @@
 
 namespace qlinear {
 
+// What a call's kernels read: QuantizeLinear by division (and the backward pass), QuantizeLinear
+// on the reciprocal path (also 1/scale, and zero offsets), or DequantizeLinear (no zero points
+// when none is given: QuantParams::zps null).
+enum class ParamsFor { kDivision, kReciprocal, kDequantize };
+
 // Scales rounded to the division precision as float32; zero points as the encoders take them
 // (integers as int32; float4e2m1 as its float32 bits, an absent one as -0.0 so that every sum,
-// -0 included, is unchanged; float8: zero). With `reciprocals`, also 1/scale for the
-// multiply path (kernels.h), unless one of them is not a normal float32. Only the scales that
-// elements [begin, end) use are decoded (ScaleWindow); float32 scales in float32 precision are
-// used in place. Per-tensor plans use the members below: no heap.
+// -0 included, is unchanged; float8: zero). For the reciprocal path, also 1/scale (kernels.h),
+// unless one of them is not a normal float32. Only the scales that elements [begin, end) use are
+// decoded (ScaleWindow); float32 scales in float32 precision are used in place. Per-tensor plans
+// use the members below: no heap.
 class DecodedParams {
  public:
   DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type, const void* scale,
-                DType zp_type, const void* zp, Prec prec, bool reciprocals = false);
+                DType zp_type, const void* zp, Prec prec, ParamsFor use);
   DecodedParams(const DecodedParams&) = delete;
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }

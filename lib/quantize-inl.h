@@ -54,9 +54,8 @@ constexpr int64_t kChunk = 1024;
 // cost (10% at 4K, 8% for int4 at 64K).
 constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 
-// How a span's scales and zero points vary, and where the reciprocal path's zero offsets come
-// from (the encoder's ZeroOffset of each zero point, or QuantParams::offsets).
-enum class Scales { kUniform, kPerElement };
+// Where the reciprocal path's zero offsets come from (the encoder's ZeroOffset of each zero
+// point, or QuantParams::offsets), and whether a span prefetches x.
 enum class ZeroOffsets { kComputed, kLoaded };
 enum class Prefetch { kNone, k4KAhead };
 
@@ -414,34 +413,13 @@ template <class Enc, class XT, class TOut>
 void QuantizeRowGroups(const Enc& enc, const QuantizePlan& p, const QuantParams& prm,
                        const XT* HWY_RESTRICT x, TOut* HWY_RESTRICT out) {
   const int64_t b = p.begin;
-  Run group{};
-  int64_t rows = 0;
-  auto flush = [&] {
-    if (rows == 4) {
-      const RunParams rp = ParamsOfRun(group, prm);
-      RowGroups(enc, group.count, x + (group.start - b), rp.s, rp.r, rp.z, rp.off, out + (group.start - b));
-    } else {
-      for (int64_t row = 0; row < rows; ++row) {
-        Run one = group;
-        one.start += row * group.count;
-        QuantizeRun(enc, RunKind::kPerElement, one, x + (one.start - b), prm, out + (one.start - b));
-      }
-    }
-    rows = 0;
-  };
-  ForEachRun(p.layout, b, p.end, [&](const Run& r) {
-    if (r.period != 1) {  // a row's tail inside one scale (range calls)
-      flush();
-      return QuantizeRun(enc, RunKind::kPerElement, r, x + (r.start - b), prm, out + (r.start - b));
-    }
-    if (rows > 0 && (r.scale_first != group.scale_first || r.count != group.count ||
-                     r.start != group.start + rows * group.count)) {
-      flush();
-    }
-    if (rows == 0) group = r;
-    if (++rows == 4) flush();
-  });
-  flush();
+  ForEachRowGroup(
+      p.layout, b, p.end, [](const Run&) { return true; },
+      [&](const Run& first) {
+        const RunParams rp = ParamsOfRun(first, prm);
+        RowGroups(enc, first.count, x + (first.start - b), rp.s, rp.r, rp.z, rp.off, out + (first.start - b));
+      },
+      [&](const Run& r) { QuantizeRun(enc, RunKind::kPerElement, r, x + (r.start - b), prm, out + (r.start - b)); });
 }
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
