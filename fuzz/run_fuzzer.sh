@@ -3,7 +3,7 @@
 # Usage: run_fuzzer.sh FUZZER SECONDS WORK_DIR QLINEAR_CLI NODE_TEST_DIR [SEED_FORMAT]
 # SEED_FORMAT: api (default: calls for api_fuzzer and diff_fuzzer) or reader (the node tests'
 # model and tensor files, for reader_fuzzer, which also runs under a tighter memory limit).
-# For hours: run_fuzzer.sh build/fuzz/fuzz/api_fuzzer 14400 /tmp/api build/fuzz/tools/qlinear ../shared/onnx-node-tests
+# For hours: run_fuzzer.sh build/fuzz/fuzz/api_fuzzer 14400 /tmp/api build/fuzz/tools/qlinear NODE_TEST_DIR
 set -euo pipefail
 fuzzer=$1 seconds=$2 work=$3 cli=$4 nodes=$5 format=${6:-api}
 mkdir -p "$work/corpus" "$work/seeds"
