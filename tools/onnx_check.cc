@@ -2,6 +2,7 @@
 // for QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear through the public C API.
 #include "tools/onnx_check.h"
 
+#include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -255,6 +256,30 @@ void FindCases(const fs::path& p, int depth, Search* s) {
   }
 }
 
+// The model with the data set's inputs as initializers: a file that the reader fuzzer can run
+// through the library by itself. Empty when the files do not fit the model.
+std::string WithInputsAsInitializers(const std::string& model_bytes,
+                                     const std::vector<fs::path>& inputs) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(model_bytes)) return "";
+  onnx::GraphProto* g = model.mutable_graph();
+  std::set<std::string> given;
+  for (const auto& t : g->initializer()) given.insert(t.name());
+  std::vector<std::string> fed;
+  for (const auto& i : g->input()) {
+    if (!given.count(i.name())) fed.push_back(i.name());
+  }
+  if (fed.size() != inputs.size()) return "";
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::string pb, err;
+    onnx::TensorProto t;
+    if (!ReadFileCapped(inputs[k].string(), "input", &pb, &err) || !t.ParseFromString(pb)) return "";
+    t.set_name(fed[k]);
+    *g->add_initializer() = t;
+  }
+  return model.SerializeAsString();
+}
+
 }  // namespace
 
 int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir,
@@ -281,7 +306,7 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
       const std::string base = dir.filename().string();
       std::vector<fs::path> files;
       if (!ListDir(dir / "test_data_set_0", &files, &err)) continue;
-      if (format == SeedFormat::kReader) {  // the files themselves
+      if (format == SeedFormat::kReader) {  // the files, and the model with its inputs inside
         write(base + "_model.onnx", data);
         for (const fs::path& f : files) {
           std::string pb;
@@ -289,6 +314,8 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
             write(base + "_" + f.filename().string(), pb);
           }
         }
+        const std::string runnable = WithInputsAsInitializers(data, NumberedFiles(files, "input_"));
+        if (!runnable.empty()) write(base + "_runnable.onnx", runnable);
         continue;
       }
       if (DecodeModelBytes(data.data(), data.size(), &node, &err) != ModelResult::kOk) continue;
