@@ -5,4 +5,4 @@
 set -euo pipefail
 build=${1:-build/release}; shift || true
 "$build/bench/qlinear_bench" --benchmark_min_time=0.1 \
-  --benchmark_filter='^(Quantize/float32->int8/tensor|Ceiling/load4store1/tensor|Quantize/float32->(uint8|int16|int4|uint2|float8e4m3fn|float4e2m1)/tensor|Dequantize/int8->float32/tensor|DynamicQuantize/float32->uint8/tensor|Backward/float32->int8/tensor)/[A-Z0-9_]+/(4096|65536|1048576|16777216)$' "$@"
+  --benchmark_filter='^(Quantize/float32->int8/tensor|Ceiling/load4store1/tensor|Quantize/float32->(uint8|int16|int4|uint2|float8e4m3fn|float4e2m1)/tensor|Dequantize/int8->float32/tensor|DynamicQuantize/float32->uint8/tensor|Backward/float32->int8/tensor)/[A-Z0-9_]+/(4096|65536|1048576|16777216)/real_time$' "$@"

@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# `qlinear check` on truncated, corrupted and mislabelled test folders: one clear FAIL line per
-# case, no crash, and it carries on to the summary. Files are made with `protoc --encode`.
+# `qlinear check` on truncated, corrupted, mislabelled and hostile test folders: one clear FAIL
+# line per case, no crash, no hang, no unbounded allocation, and it carries on to the summary.
+# Files are made with `protoc --encode`. Every run is bounded (timeout, virtual memory limit).
 # Usage: run_bad_files.sh QLINEAR_BINARY WORK_DIR
 set -euo pipefail
 bin=$1 work=$2
 proto_dir=/usr/include
 rm -rf "$work" && mkdir -p "$work"
 enc() { protoc -I"$proto_dir" --encode="$1" onnx/onnx.proto; }
+# `qlinear check` with a time and a memory bound: 2 GiB of address space, or for a sanitizer
+# build (which reserves far more address space than it uses) a 2 GiB allocation limit.
+if (ulimit -v 2097152; "$bin" --version) > /dev/null 2>&1; then
+  check() { (ulimit -v 2097152; timeout 60 "$bin" check "$@"); }
+else
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=2048
+  check() { timeout 60 "$bin" check "$@"; }
+fi
 
-model() {  # model(dir, op_type, n_inputs)
-  local inputs="input: \"x\" input: \"s\""
-  local ginputs='input { name: "x" } input { name: "s" }'
+model() {  # model(dir, op_type, [opset], [node attributes], [inputs: 2 or 3])
+  local opset=${3:-21} attrs=${4:-} n=${5:-2}
+  local inputs="input: \"x\" input: \"s\"" ginputs='input { name: "x" } input { name: "s" }'
+  if [[ $n == 3 ]]; then inputs+=' input: "z"'; ginputs+=' input { name: "z" }'; fi
   enc onnx.ModelProto > "$1/model.onnx" <<EOT
 ir_version: 8
-opset_import { domain: "" version: 21 }
+opset_import { domain: "" version: $opset }
 graph {
   name: "g"
-  node { op_type: "$2" $inputs output: "y" }
+  node { op_type: "$2" $inputs output: "y" $attrs }
   $ginputs
   output { name: "y" }
 }
@@ -35,46 +45,156 @@ EOT
 dims: 2 data_type: 2 int32_data: 3 int32_data: 0
 EOT
 }
+case_dir() {  # case_dir(name, op, [opset], [attributes], [inputs]): a good case to spoil
+  mkdir -p "$work/$1" && model "$work/$1" "$2" "${3:-21}" "${4:-}" "${5:-2}" && good_inputs "$work/$1"
+}
 
+# ---- Part 1: one folder of spoiled cases, one summary -------------------------------------------
+mkdir -p "$work/set"
+work_all=$work set_dir=$work/set
+work=$set_dir
 # 0. A good case (so the runner is shown to work on these files).
-mkdir -p "$work/good" && model "$work/good" QuantizeLinear && good_inputs "$work/good"
+case_dir good QuantizeLinear
 # 1. Truncated model.
-mkdir -p "$work/truncated_model" && model "$work/truncated_model" QuantizeLinear && good_inputs "$work/truncated_model"
+case_dir truncated_model QuantizeLinear
 head -c 17 "$work/truncated_model/model.onnx" > "$work/t" && mv "$work/t" "$work/truncated_model/model.onnx"
 # 2. raw_data length does not match dims.
-mkdir -p "$work/data_length" && model "$work/data_length" QuantizeLinear && good_inputs "$work/data_length"
+case_dir data_length QuantizeLinear
 tensor "$work/data_length/test_data_set_0/input_0.pb" <<'EOT'
 dims: 6 data_type: 1 raw_data: "\000\000\200?"
 EOT
 # 3. Unknown dtype code.
-mkdir -p "$work/unknown_dtype" && model "$work/unknown_dtype" QuantizeLinear && good_inputs "$work/unknown_dtype"
+case_dir unknown_dtype QuantizeLinear
 tensor "$work/unknown_dtype/test_data_set_0/input_1.pb" <<'EOT'
 data_type: 99 raw_data: "\000\000\000?"
 EOT
 # 4. Wrong op.
-mkdir -p "$work/wrong_op" && model "$work/wrong_op" Relu && good_inputs "$work/wrong_op"
+case_dir wrong_op Relu
 # 5. Missing input file.
-mkdir -p "$work/missing_input" && model "$work/missing_input" QuantizeLinear && good_inputs "$work/missing_input"
+case_dir missing_input QuantizeLinear
 rm "$work/missing_input/test_data_set_0/input_1.pb"
 # 6. Corrupted (garbage) tensor file.
-mkdir -p "$work/garbage_pb" && model "$work/garbage_pb" QuantizeLinear && good_inputs "$work/garbage_pb"
+case_dir garbage_pb QuantizeLinear
 printf '\377\377\377\377\377\377\377\377\017garbage' > "$work/garbage_pb/test_data_set_0/input_0.pb"
 # 7. Mislabelled: x says int8, which QuantizeLinear rejects (a library error, not a file error).
-mkdir -p "$work/mislabelled" && model "$work/mislabelled" QuantizeLinear && good_inputs "$work/mislabelled"
+case_dir mislabelled QuantizeLinear
 tensor "$work/mislabelled/test_data_set_0/input_0.pb" <<'EOT'
 dims: 2 data_type: 3 int32_data: 1 int32_data: 2
 EOT
+work=$work_all
 
 status=0
-out=$("$bin" check "$work") && { echo "expected a failing exit status"; status=1; }
+out=$(check "$set_dir") && { echo "expected a failing exit status"; status=1; }
 echo "$out"
 for c in truncated_model data_length unknown_dtype wrong_op missing_input garbage_pb mislabelled; do
-  grep -q "^FAIL $work/$c: ." <<<"$out" || { echo "no FAIL line for $c"; status=1; }
+  grep -q "^FAIL $set_dir/$c: ." <<<"$out" || { echo "no FAIL line for $c"; status=1; }
 done
 grep -q "raw_data has 4 bytes" <<<"$out" || { echo "data-length message missing"; status=1; }
 grep -q "dtype code 99" <<<"$out" || { echo "unknown-dtype message missing"; status=1; }
 grep -q "unsupported op 'Relu'" <<<"$out" || { echo "wrong-op message missing"; status=1; }
 [[ $(tail -n 1 <<<"$out") == "1 passed, 7 failed" ]] || { echo "unexpected summary"; status=1; }
 # --expect-error: the library's rejection of the mislabelled case is a pass.
-"$bin" check --expect-error -v "$work/mislabelled" | tee /dev/stderr | grep -q "^1 passed, 0 failed$" || status=1
+check --expect-error -v "$set_dir/mislabelled" | tee /dev/stderr | grep -q "^1 passed, 0 failed$" || status=1
+
+# ---- Part 2: each hostile case alone: exit status 1 and its message ----------------------------
+expect_fail() {  # expect_fail(dir, message): one FAIL line with the message, exit status 1
+  local rc=0 got
+  got=$(check "$1" 2>&1) || rc=$?
+  if [[ $rc -ne 1 ]] || ! grep -q "^FAIL .*$2" <<<"$got"; then
+    echo "--- $1: expected exit 1 and a FAIL line with '$2', got exit $rc:"
+    echo "$got" | head -n 20
+    status=1
+  else
+    echo "ok $(basename "$1"): $(grep -m1 "^FAIL" <<<"$got")"
+  fi
+}
+
+# Tensors that declare more than the file holds or the limit allows: refused before allocating.
+case_dir huge_declared QuantizeLinear
+tensor "$work/huge_declared/test_data_set_0/input_0.pb" <<'EOT'
+dims: 268435456 data_type: 1
+EOT
+expect_fail "$work/huge_declared" "input_0.pb: 268435456 elements of float32 take 1073741824 bytes, over the 256 MiB tensor limit"
+case_dir huge_product QuantizeLinear
+tensor "$work/huge_product/test_data_set_0/input_0.pb" <<'EOT'
+dims: 2147483648 dims: 2147483648 dims: 4 data_type: 1
+EOT
+expect_fail "$work/huge_product" "input_0.pb: dims declare more elements than the 256 MiB tensor limit allows"
+case_dir short_int32_data QuantizeLinear 21 "" 3
+tensor "$work/short_int32_data/test_data_set_0/input_2.pb" <<'EOT'
+dims: 100000000 data_type: 2 int32_data: 1
+EOT
+expect_fail "$work/short_int32_data" "int32_data has 1 entries, dims need 100000000"
+# A tensor file that is a symlink to an endless device.
+case_dir dev_zero QuantizeLinear
+ln -sf /dev/zero "$work/dev_zero/test_data_set_0/input_0.pb"
+expect_fail "$work/dev_zero" "input_0.pb: not a regular file"
+# Models that are empty, not a file, or hold no node.
+case_dir empty_model QuantizeLinear
+: > "$work/empty_model/model.onnx"
+expect_fail "$work/empty_model" "model.onnx: the file is empty"
+case_dir model_is_a_folder QuantizeLinear
+rm "$work/model_is_a_folder/model.onnx" && mkdir "$work/model_is_a_folder/model.onnx"
+expect_fail "$work/model_is_a_folder" "model.onnx: not a regular file"
+mkdir -p "$work/no_node"
+enc onnx.ModelProto > "$work/no_node/model.onnx" <<'EOT'
+ir_version: 8
+opset_import { domain: "" version: 21 }
+graph { name: "g" }
+EOT
+expect_fail "$work/no_node" "the graph has no node"
+# int64 attributes and opsets that do not fit, or lie outside the attribute's domain.
+case_dir opset_wide QuantizeLinear 4294967321
+expect_fail "$work/opset_wide" "opset_import: ai.onnx version 4294967321 is outside \[1, 2147483647\]"
+case_dir opset_zero QuantizeLinear 0
+expect_fail "$work/opset_zero" "opset_import: ai.onnx version 0 is outside"
+case_dir output_dtype_wide QuantizeLinear 21 'attribute { name: "output_dtype" i: 4294967298 type: INT }'
+expect_fail "$work/output_dtype_wide" "attribute output_dtype: 4294967298 is outside the int32 range"
+case_dir precision_wide QuantizeLinear 23 'attribute { name: "precision" i: -4294967295 type: INT }'
+expect_fail "$work/precision_wide" "attribute precision: -4294967295 is outside the int32 range"
+for v in 2 -1 -2147483648; do
+  case_dir "saturate_$v" QuantizeLinear 21 "attribute { name: \"saturate\" i: $v type: INT }"
+  expect_fail "$work/saturate_$v" "attribute saturate: must be 0 or 1, got $v"
+done
+case_dir axis_float QuantizeLinear 21 'attribute { name: "axis" f: 1 type: FLOAT }'
+expect_fail "$work/axis_float" "attribute axis: not an int"
+case_dir unknown_attribute QuantizeLinear 21 'attribute { name: "rounding" i: 1 type: INT }'
+expect_fail "$work/unknown_attribute" "attribute rounding: QuantizeLinear has no such attribute"
+# An int32_data value outside the element type: an error, never its low byte.
+case_dir zp_out_of_range QuantizeLinear 21 "" 3
+tensor "$work/zp_out_of_range/test_data_set_0/input_2.pb" <<'EOT'
+data_type: 2 int32_data: -2147483648
+EOT
+expect_fail "$work/zp_out_of_range" "int32_data\[0\] = -2147483648 is outside uint8's range \[0, 255\]"
+# The same case with a valid zero point passes (the harness is not failing everything).
+case_dir zp_in_range QuantizeLinear 21 "" 3
+tensor "$work/zp_in_range/test_data_set_0/input_2.pb" <<'EOT'
+data_type: 2 int32_data: 0
+EOT
+check "$work/zp_in_range" | grep -q "^1 passed, 0 failed$" || { echo "zp_in_range did not pass"; status=1; }
+
+# A folder with two symlinks to itself around a good case: every folder is entered once, so the
+# search ends at once and finds the case once.
+mkdir -p "$work/loop" && cp -r "$set_dir/good" "$work/loop/good"
+ln -s . "$work/loop/a" && ln -s . "$work/loop/b" && ln -s .. "$work/loop/good/up"
+got=$(check "$work/loop") || true
+[[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "symlink loop: got '$got'"; status=1; }
+# Folders nested deeper than the search goes: a FAIL line naming the limit.
+deep=$work/deep
+for i in $(seq 1 40); do deep+=/d; done
+mkdir -p "$deep" && cp -r "$set_dir/good" "$deep/good"
+expect_fail "$work/deep" "levels below the PATH are not searched"
+# A run that executes no case (only a multi-node graph: skipped) exits non-zero.
+mkdir -p "$work/only_skipped/case"
+enc onnx.ModelProto > "$work/only_skipped/case/model.onnx" <<'EOT'
+ir_version: 8
+opset_import { domain: "" version: 21 }
+graph { name: "g" node { op_type: "Identity" input: "x" output: "t" } node { op_type: "Identity" input: "t" output: "y" } }
+EOT
+rc=0
+got=$(check "$work/only_skipped") || rc=$?
+if [[ $rc -ne 1 || $got != *"0 passed, 0 failed, 1 skipped"* || $got != *"no test case ran"* ]]; then
+  echo "only skipped cases: expected exit 1 and 'no test case ran', got exit $rc: $got"
+  status=1
+fi
 exit $status

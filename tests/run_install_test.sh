@@ -1,44 +1,85 @@
 #!/usr/bin/env bash
-# Builds and installs qlinear static and shared, then builds the README examples against each
-# installed tree with find_package(qlinear) and with pkg-config, and runs them.
+# The install as a user makes it: configure without an install prefix, build, then
+# `cmake --install BUILD --prefix P`; move P (the tree must be relocatable), then build and run
+# the docs/examples consumers: CMake with the shared and the static library, pkg-config with
+# both, and a plain `gcc app.c $(pkg-config --cflags --libs qlinear)`.
 # Usage: run_install_test.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
-rm -rf "$work"
-for kind in static shared; do
-  shared=OFF; [[ $kind == shared ]] && shared=ON
-  prefix=$work/$kind/prefix
-  echo "== $kind: build and install"
-  # Packaging is under test here, not the kernels: two Highway targets keep the two builds short.
-  cmake -S "$src" -B "$work/$kind/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=$shared \
-    -DQLINEAR_HWY_DISABLED_TARGETS="HWY_SSSE3|HWY_SSE4|HWY_AVX3_DL|HWY_AVX3" \
-    -DQLINEAR_BUILD_TESTS=OFF -DQLINEAR_BUILD_TOOLS=OFF -DQLINEAR_BUILD_BENCH=OFF \
-    -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
-  cmake --build "$work/$kind/build" -j 2 >/dev/null
-  cmake --install "$work/$kind/build" >/dev/null
-  if [[ $kind == shared ]]; then
-    # Only the C ABI may be exported.
-    lib=$(ls "$prefix"/lib*/libqlinear.so.[0-9]* | head -n 1)
-    bad=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^qlinear_' | grep -v '^QLINEAR_' || true)
-    if [[ -n $bad ]]; then echo "exported symbols besides qlinear_*: $bad"; exit 1; fi
-  fi
-  echo "== $kind: find_package consumer"
-  cmake -S "$src/tests/consumer" -B "$work/$kind/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-    -DEXAMPLES_DIR="$src/docs/examples" >/dev/null
-  cmake --build "$work/$kind/consumer" >/dev/null
-  "$work/$kind/consumer/example_c"
-  "$work/$kind/consumer/example_cpp"
-  "$work/$kind/consumer/training_cpp"
-  echo "== $kind: pkg-config consumer"
-  export PKG_CONFIG_PATH=$(dirname "$(ls "$prefix"/lib*/pkgconfig/qlinear.pc)")
-  if [[ $kind == static ]]; then
-    flags=$(pkg-config --static --cflags --libs qlinear)
-  else
-    flags="$(pkg-config --cflags --libs qlinear) -Wl,-rpath,$(pkg-config --variable=libdir qlinear)"
-  fi
-  cc -std=c99 -Wall -o "$work/$kind/pc_example_c" "$src/docs/examples/example.c" $flags
-  c++ -std=c++17 -Wall -o "$work/$kind/pc_example_cpp" "$src/docs/examples/example.cpp" $flags
-  "$work/$kind/pc_example_c" >/dev/null
-  "$work/$kind/pc_example_cpp" >/dev/null
+rm -rf "$work" && mkdir -p "$work"
+build=$work/build
+fail() { echo "install test: $*"; exit 1; }
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+
+version=$(sed -n 's/^#define QLINEAR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+          "$src/include/qlinear/qlinear.h" | paste -sd.)
+major_minor=${version%.*}
+echo "== configure (no install prefix), build, install --prefix: qlinear $version"
+# Packaging is under test, not the kernels: the scalar target alone keeps the build short.
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DQLINEAR_HWY_DISABLED_TARGETS="HWY_SSSE3|HWY_SSE4|HWY_AVX2|HWY_AVX3|HWY_AVX3_DL" \
+  -DQLINEAR_BUILD_TESTS=OFF -DQLINEAR_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j 2 >/dev/null
+cmake --install "$build" --prefix "$work/installed" >/dev/null
+mv "$work/installed" "$work/moved"  # nothing may remember the install prefix
+prefix=$work/moved
+libdir=$(dirname "$(ls "$prefix"/lib*/libqlinear.a)")
+
+echo "== installed files"
+for f in include/qlinear/qlinear.h include/qlinear/qlinear.hpp bin/qlinear \
+         share/doc/qlinear/LICENSE share/doc/qlinear/README.md; do
+  [[ -f $prefix/$f ]] || fail "missing $f"
 done
+for f in libqlinear.so libqlinear.so.$major_minor libqlinear.so.$version libqlinear.a \
+         pkgconfig/qlinear.pc pkgconfig/qlinear-static.pc cmake/qlinear/qlinearConfig.cmake; do
+  [[ -e $libdir/$f ]] || fail "missing $libdir/$f"
+done
+soname=$(readelf -d "$libdir/libqlinear.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == "libqlinear.so.$major_minor" ]] || fail "soname is '$soname'"
+# Only the C ABI is exported.
+bad=$(nm -D --defined-only "$libdir/libqlinear.so" | awk '{print $3}' | grep -v '^qlinear_' |
+      grep -v '^QLINEAR_0$' || true)  # QLINEAR_0: the version script's node
+[[ -z $bad ]] || fail "exported symbols besides qlinear_*: $bad"
+# A Release install strips the CLI and the shared library (no .symtab).
+for f in "$prefix/bin/qlinear" "$libdir/libqlinear.so.$version"; do
+  ! readelf -S "$f" | grep -q '\.symtab' || fail "$f is not stripped"
+done
+[[ $("$prefix/bin/qlinear" --version) == "qlinear $version" ]] || fail "qlinear --version"
+grep -q "$work" "$libdir"/pkgconfig/*.pc "$libdir"/cmake/qlinear/*.cmake &&
+  fail "an installed package file names the install prefix"
+
+for kind in shared static; do
+  echo "== CMake consumer, $kind"
+  cmake -S "$src/tests/consumer" -B "$work/consumer-$kind" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DQLINEAR_LINK=$kind -DEXAMPLES_DIR="$src/docs/examples" >/dev/null
+  cmake --build "$work/consumer-$kind" >/dev/null
+  for app in example_c example_cpp training_cpp; do
+    "$work/consumer-$kind/$app" >/dev/null || fail "$kind $app failed"
+  done
+  deps=$(needed "$work/consumer-$kind/example_c")
+  if [[ $kind == shared ]]; then
+    [[ $deps == *"libqlinear.so.$major_minor"* ]] || fail "shared consumer does not load libqlinear: $deps"
+  else
+    [[ $deps != *libqlinear* ]] || fail "static consumer loads libqlinear: $deps"
+  fi
+done
+
+echo "== pkg-config consumers"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+ex=$src/docs/examples
+# Exactly what a user types: a plain C program and the shared library.
+gcc -o "$work/pc_shared_c" "$ex/example.c" $(pkg-config --cflags --libs qlinear)
+LD_LIBRARY_PATH=$libdir "$work/pc_shared_c" >/dev/null || fail "pkg-config shared C example failed"
+g++ -std=c++17 -o "$work/pc_shared_cpp" "$ex/example.cpp" $(pkg-config --cflags --libs qlinear) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir qlinear)"
+"$work/pc_shared_cpp" >/dev/null || fail "pkg-config shared C++ example failed"
+# The static archive: a complete link line for C and C++ programs.
+gcc -o "$work/pc_static_c" "$ex/example.c" $(pkg-config --cflags --libs qlinear-static)
+g++ -std=c++17 -o "$work/pc_static_cpp" "$ex/example.cpp" $(pkg-config --cflags --libs qlinear-static)
+for app in pc_static_c pc_static_cpp; do
+  "$work/$app" >/dev/null || fail "pkg-config static $app failed"
+done
+deps=$(needed "$work/pc_static_c")
+[[ $deps != *libqlinear* ]] || fail "static pkg-config consumer loads libqlinear: $deps"
+echo "a static consumer still loads: $deps"
 echo "install test passed"

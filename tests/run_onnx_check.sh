@@ -4,7 +4,8 @@
 set -u
 bin=$1 dir=$2 want=$3
 if [[ ! -d $dir ]]; then
-  echo "skipped: $dir is absent (it sits beside the repository as ../shared/onnx-node-tests)"
+  echo "skipped: $dir is absent (QLINEAR_SHARED_DIR names the folder that holds onnx-node-tests/;"
+  echo "README, 'The qlinear tool', says where ONNX's node tests come from)"
   exit 77
 fi
 out=$("$bin" check "$dir"); rc=$?

@@ -2,6 +2,7 @@
 // benchmark binary is the measuring tool; this is what a new user runs first).
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -15,11 +16,19 @@ namespace tools {
 int RunDemo(int64_t n) {
   std::printf("qlinear %s, target %s: QuantizeLinear of %lld float32 values (per tensor)\n",
               Version(), ActiveTarget(), static_cast<long long>(n));
+  std::vector<float> x;
+  std::vector<uint8_t> y;
+  try {
+    x.resize(static_cast<size_t>(n));
+    y.resize(static_cast<size_t>(n) * 2);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "qlinear demo: not enough memory for %lld elements (%lld bytes)\n",
+                 static_cast<long long>(n), static_cast<long long>(n) * 6);
+    return 1;
+  }
   std::mt19937 rng(42);
   std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> x(static_cast<size_t>(n));
   for (float& v : x) v = dist(rng);
-  std::vector<uint8_t> y(static_cast<size_t>(n) * 2);
   const std::vector<int64_t> shape{n};
   const TensorView tx(DataType::kFloat, shape, x.data());
   const float scale = 0.05f;
@@ -31,7 +40,7 @@ int RunDemo(int64_t n) {
                  {DataType::kFloat8E5M2},  {DataType::kFloat4E2M1}};
   for (const auto& o : outputs) {
     QuantizeAttrs attrs;
-    attrs.output_dtype = static_cast<int32_t>(o.type);
+    attrs.output_dtype = o.type;
     double best = 1e30;
     Status s;
     for (int rep = 0; rep < 5; ++rep) {

@@ -1,5 +1,7 @@
-// `qlinear info`: version, CPU (cpu_features), compiled/supported/dispatched SIMD targets.
+// `qlinear info`: version, CPU (cpu_features), compiled/supported/dispatched SIMD targets, and
+// whether the target is pinned.
 #include <cstdio>
+#include <cstdlib>
 
 #include "cpu_features_macros.h"
 #include "qlinear/qlinear.h"
@@ -14,13 +16,21 @@
 namespace qlinear {
 namespace tools {
 
+// What cpu_features reports. Its microarchitecture name comes from a table of family/model
+// numbers that predates newer CPUs (and virtual machines may report another CPU's model), so it
+// is printed only when the table has the model, and marked as that table's guess.
 void PrintCpu() {
 #if defined(CPU_FEATURES_ARCH_X86)
   using namespace cpu_features;
   const X86Info info = GetX86Info();
-  std::printf("cpu:       %s (%s), family %d model %d stepping %d, %s\n", info.brand_string,
-              info.vendor, info.family, info.model, info.stepping,
-              GetX86MicroarchitectureName(GetX86Microarchitecture(&info)));
+  std::printf("cpu:       %s\n", info.brand_string[0] ? info.brand_string : "(no brand string)");
+  std::printf("           vendor %s, family %d, model %d (0x%x), stepping %d\n", info.vendor,
+              info.family, info.model, info.model, info.stepping);
+  const X86Microarchitecture uarch = GetX86Microarchitecture(&info);
+  if (uarch != X86_UNKNOWN) {
+    std::printf("           microarchitecture %s (cpu_features' table of family/model numbers)\n",
+                GetX86MicroarchitectureName(uarch));
+  }
   std::printf("features: ");
   for (int i = 0; i < X86_LAST_; ++i) {
     const auto f = static_cast<X86FeaturesEnum>(i);
@@ -51,6 +61,12 @@ int RunInfo() {
   std::printf("targets compiled:  %s\n", qlinear_compiled_targets());
   std::printf("targets supported: %s\n", qlinear_supported_targets());
   std::printf("target dispatched: %s\n", qlinear_active_target());
+  const char* pin = std::getenv("QLINEAR_TARGET");
+  if (pin != nullptr && pin[0] != '\0') {
+    std::printf("target pinned:     %s (QLINEAR_TARGET)\n", pin);
+  } else {
+    std::printf("target pinned:     no (QLINEAR_TARGET=NAME pins one)\n");
+  }
   return 0;
 }
 

@@ -1,8 +1,9 @@
 // `qlinear check`: runs ONNX backend node tests (model.onnx + test_data_set_*/{input,output}_*.pb)
 // for QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear through the public C API.
-#include "onnx_check.h"
+#include "tools/onnx_check.h"
 
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,116 +12,27 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz/fuzz_input.h"
 #include "lib/dtype.h"
 #include "lib/minifloat.h"
 #include "qlinear/qlinear.h"
+#include "tools/onnx_reader.h"
+#include "tools/progress.h"
 
 namespace qlinear {
 namespace tools {
 namespace fs = std::filesystem;
 namespace {
 
-struct Tensor {
-  std::string name;
-  int32_t dtype = 0;
-  std::vector<int64_t> dims;
-  std::vector<uint8_t> bytes;  // packed, little-endian
-  int64_t count() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
-  qlinear_tensor c() const {
-    return qlinear_tensor{dtype, static_cast<int32_t>(dims.size()), dims.data(), bytes.data()};
-  }
-};
-
-bool ReadFile(const fs::path& path, std::string* out, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot open " + path.string();
-    return false;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-// TensorProto -> Tensor, checking that the data matches dims and dtype.
-bool DecodeTensor(const onnx::TensorProto& t, const std::string& where, Tensor* out,
-                  std::string* err) {
-  out->name = t.name();
-  out->dtype = t.data_type();
-  const DTypeInfo* info = FindDType(t.data_type());
-  if (info == nullptr) {
-    *err = where + ": unsupported or unknown dtype code " + std::to_string(t.data_type());
-    return false;
-  }
-  if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
-    *err = where + ": external data is not supported";
-    return false;
-  }
-  out->dims.assign(t.dims().begin(), t.dims().end());
-  uint64_t n = 1;
-  for (int64_t d : out->dims) {
-    if (d < 0 || (d > 0 && n > (uint64_t{1} << 40) / static_cast<uint64_t>(d))) {
-      *err = where + ": bad dims";
-      return false;
-    }
-    n *= static_cast<uint64_t>(d);
-  }
-  const uint64_t nbytes = StorageBytes(info->type, n);
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != nbytes) {
-      *err = where + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " +
-             std::to_string(n) + " elements of " + info->name + " need " + std::to_string(nbytes);
-      return false;
-    }
-    out->bytes.assign(t.raw_data().begin(), t.raw_data().end());
-    return true;
-  }
-  out->bytes.assign(nbytes, 0);
-  auto count_error = [&](const char* field, int have, uint64_t want) {
-    *err = where + ": " + field + " has " + std::to_string(have) + " entries, dims need " +
-           std::to_string(want);
-    return false;
-  };
-  if (info->type == DType::kFloat32) {
-    if (static_cast<uint64_t>(t.float_data_size()) != n) {
-      return count_error("float_data", t.float_data_size(), n);
-    }
-    std::memcpy(out->bytes.data(), t.float_data().data(), nbytes);
-    return true;
-  }
-  // Everything else sits in int32_data: one element per entry (low 8/16/32 bits), except the
-  // packed sub-byte types, where each entry holds one packed byte.
-  const uint64_t entries = info->bits < 8 ? nbytes : n;
-  if (static_cast<uint64_t>(t.int32_data_size()) != entries) {
-    return count_error("int32_data", t.int32_data_size(), entries);
-  }
-  const int width = info->bits < 8 ? 1 : info->bits / 8;
-  for (uint64_t i = 0; i < entries; ++i) {
-    const uint32_t v = static_cast<uint32_t>(t.int32_data(static_cast<int>(i)));
-    std::memcpy(out->bytes.data() + i * width, &v, width);  // little-endian low bytes
-  }
-  return true;
-}
-
 bool LoadTensorFile(const fs::path& path, Tensor* out, std::string* err) {
   std::string data;
-  if (!ReadFile(path, &data, err)) return false;
-  onnx::TensorProto t;
-  if (!t.ParseFromString(data)) {
-    *err = path.filename().string() + ": not a TensorProto (parse failed)";
-    return false;
-  }
-  return DecodeTensor(t, path.filename().string(), out, err);
+  if (!ReadFileCapped(path.string(), path.filename().string(), &data, err)) return false;
+  return DecodeTensorBytes(data.data(), data.size(), path.filename().string(), out, err);
 }
 
 // Element i of t as text, plus whether it is a NaN (for NaN-tolerant comparison).
@@ -144,7 +56,7 @@ std::string ElementText(const Tensor& t, int64_t i, bool* is_nan) {
     }
     *is_nan = std::isnan(v);
     std::snprintf(buf, sizeof(buf), "%.9g (0x%x)", v, bits);
-  } else if (info.kind == Kind::kMiniFloat) {
+  } else if (info.kind == Kind::kMiniFloat || info.kind == Kind::kScaleOnly) {
     const uint8_t code = info.bits == 4 ? static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF)
                                         : b[i];
     const float v = DecodeMiniFloat(type, code);
@@ -189,13 +101,6 @@ std::string Compare(const Tensor& expected, const Tensor& got) {
   return "";
 }
 
-int64_t IntAttr(const onnx::NodeProto& node, const char* name, int64_t def) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return a.i();
-  }
-  return def;
-}
-
 enum class Outcome { kPassed, kFailed, kSkipped };
 
 struct CaseResult {
@@ -203,106 +108,34 @@ struct CaseResult {
   std::string message;
 };
 
-std::string LastError(qlinear_status s) {
-  return std::string(qlinear_status_name(s)) + ": " + qlinear_last_error();
-}
-
-// Runs the node on the inputs; fills outputs or returns an error message (library rejection
-// is reported with `rejected` set).
-bool RunNode(const onnx::NodeProto& node, int opset, const std::vector<const Tensor*>& in,
-             std::vector<Tensor>* out, bool* rejected, std::string* err) {
-  *rejected = false;
-  const std::string& op = node.op_type();
-  auto at = [&](size_t k) -> const Tensor* { return k < in.size() ? in[k] : nullptr; };
-  if (op == "DynamicQuantizeLinear") {
-    if (at(0) == nullptr) {
-      *err = "missing input x";
-      return false;
-    }
-    const qlinear_tensor x = at(0)->c();
-    Tensor y, s, z;
-    y.dtype = QLINEAR_DTYPE_UINT8;
-    y.dims = at(0)->dims;
-    y.bytes.assign(static_cast<size_t>(at(0)->count()), 0);
-    s.dtype = QLINEAR_DTYPE_FLOAT;
-    s.bytes.assign(4, 0);
-    z.dtype = QLINEAR_DTYPE_UINT8;
-    z.bytes.assign(1, 0);
-    float scale = 0;
-    const qlinear_status st = qlinear_dynamic_quantize_linear(&x, y.bytes.data(), y.bytes.size(),
-                                                              &scale, z.bytes.data());
-    if (st != QLINEAR_OK) {
-      *rejected = true;
-      *err = LastError(st);
-      return false;
-    }
-    std::memcpy(s.bytes.data(), &scale, 4);
-    *out = {y, s, z};
-    return true;
-  }
-  if (at(0) == nullptr || at(1) == nullptr) {
-    *err = "missing input " + std::string(at(0) == nullptr ? "x" : "scale");
+// The entries of dir, or an error; never throws (directory_iterator's ++ may).
+bool ListDir(const fs::path& dir, std::vector<fs::path>* entries, std::string* err) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) entries->push_back(it->path());
+  if (ec) {
+    *err = dir.string() + ": " + ec.message();
     return false;
   }
-  const qlinear_tensor x = at(0)->c(), scale = at(1)->c();
-  qlinear_tensor zp{};
-  if (at(2) != nullptr) zp = at(2)->c();
-  const qlinear_tensor* zpp = at(2) != nullptr ? &zp : nullptr;
-  Tensor y;
-  y.dims = at(0)->dims;
-  qlinear_status st;
-  size_t bytes = 0;
-  if (op == "QuantizeLinear") {
-    qlinear_quantize_attrs a;
-    qlinear_quantize_attrs_init(&a);
-    a.opset = opset;
-    a.axis = IntAttr(node, "axis", 1);
-    a.block_size = IntAttr(node, "block_size", 0);
-    a.output_dtype = static_cast<int32_t>(IntAttr(node, "output_dtype", 0));
-    a.saturate = static_cast<int32_t>(IntAttr(node, "saturate", 1));
-    a.precision = static_cast<int32_t>(IntAttr(node, "precision", 0));
-    st = qlinear_quantize_output_info(&x, &scale, zpp, &a, &y.dtype, &bytes);
-    if (st == QLINEAR_OK) {
-      y.bytes.assign(bytes, 0);
-      st = qlinear_quantize_linear(&x, &scale, zpp, &a, y.bytes.data(), bytes);
-    }
-  } else if (op == "DequantizeLinear") {
-    qlinear_dequantize_attrs a;
-    qlinear_dequantize_attrs_init(&a);
-    a.opset = opset;
-    a.axis = IntAttr(node, "axis", 1);
-    a.block_size = IntAttr(node, "block_size", 0);
-    a.output_dtype = static_cast<int32_t>(IntAttr(node, "output_dtype", 0));
-    st = qlinear_dequantize_output_info(&x, &scale, zpp, &a, &y.dtype, &bytes);
-    if (st == QLINEAR_OK) {
-      y.bytes.assign(bytes, 0);
-      st = qlinear_dequantize_linear(&x, &scale, zpp, &a, y.bytes.data(), bytes);
-    }
-  } else {
-    *err = "unsupported op '" + op + "' (qlinear runs QuantizeLinear, DequantizeLinear, "
-           "DynamicQuantizeLinear)";
-    return false;
-  }
-  if (st != QLINEAR_OK) {
-    *rejected = true;
-    *err = LastError(st);
-    return false;
-  }
-  *out = {y};
+  std::sort(entries->begin(), entries->end());
   return true;
 }
 
-// Files named <prefix><k>.pb in dir, in order of k.
-std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& prefix) {
+bool IsDirectory(const fs::path& p) {  // following symlinks
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Files named <prefix><k>.pb in dir (k: up to 9 digits), in order of k.
+std::vector<fs::path> NumberedFiles(const std::vector<fs::path>& entries, const std::string& prefix) {
   std::vector<std::pair<long, fs::path>> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string f = e.path().filename().string();
+  for (const fs::path& e : entries) {
+    const std::string f = e.filename().string();
     if (f.size() > prefix.size() + 3 && f.compare(0, prefix.size(), prefix) == 0 &&
         f.compare(f.size() - 3, 3, ".pb") == 0) {
       const std::string num = f.substr(prefix.size(), f.size() - prefix.size() - 3);
-      if (!num.empty() && std::all_of(num.begin(), num.end(), ::isdigit)) {
-        found.emplace_back(std::stol(num), e.path());
+      if (!num.empty() && num.size() <= 9 && std::all_of(num.begin(), num.end(), ::isdigit)) {
+        found.emplace_back(std::stol(num), e);
       }
     }
   }
@@ -314,65 +147,42 @@ std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& pref
 
 CaseResult RunCase(const fs::path& dir, bool expect_error) {
   std::string data, err;
-  if (!ReadFile(dir / "model.onnx", &data, &err)) return {Outcome::kFailed, err};
-  onnx::ModelProto model;
-  if (!model.ParseFromString(data)) {
-    return {Outcome::kFailed, "model.onnx: not a ModelProto (parse failed)"};
+  if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) {
+    return {Outcome::kFailed, err};
   }
-  const onnx::GraphProto& g = model.graph();
-  if (g.node_size() != 1) {
-    return {Outcome::kSkipped,
-            "graph has " + std::to_string(g.node_size()) + " nodes (only single-node tests run)"};
-  }
-  const onnx::NodeProto& node = g.node(0);
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
-    return {Outcome::kFailed, "node domain '" + node.domain() + "' is not ai.onnx"};
-  }
-  int opset = 0;
-  for (const auto& o : model.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
-  }
-  if (opset == 0) return {Outcome::kFailed, "model.onnx: no ai.onnx opset_import"};
-
-  // Graph inputs that are fed by the data sets (initializers are not).
-  std::map<std::string, Tensor> initializers;
-  for (const auto& t : g.initializer()) {
-    Tensor v;
-    if (!DecodeTensor(t, "initializer " + t.name(), &v, &err)) return {Outcome::kFailed, err};
-    initializers[t.name()] = v;
-  }
-  std::vector<std::string> fed;
-  for (const auto& i : g.input()) {
-    if (!initializers.count(i.name())) fed.push_back(i.name());
+  NodeCase node;
+  switch (DecodeModelBytes(data.data(), data.size(), &node, &err)) {
+    case ModelResult::kOk: break;
+    case ModelResult::kSkip: return {Outcome::kSkipped, err};
+    case ModelResult::kError: return {Outcome::kFailed, err};
   }
 
-  std::vector<fs::path> sets;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
-      sets.push_back(e.path());
-    }
+  std::vector<fs::path> entries, sets;
+  if (!ListDir(dir, &entries, &err)) return {Outcome::kFailed, err};
+  for (const fs::path& e : entries) {
+    if (e.filename().string().rfind("test_data_set_", 0) == 0 && IsDirectory(e)) sets.push_back(e);
   }
-  std::sort(sets.begin(), sets.end());
   if (sets.empty()) return {Outcome::kFailed, "no test_data_set_* folder"};
 
   std::string note;
   for (const fs::path& set : sets) {
     const std::string set_name = set.filename().string() + "/";
-    std::map<std::string, Tensor> values = initializers;
-    const std::vector<fs::path> inputs = NumberedFiles(set, "input_");
-    if (inputs.size() != fed.size()) {
+    std::vector<fs::path> files;
+    if (!ListDir(set, &files, &err)) return {Outcome::kFailed, err};
+    std::map<std::string, Tensor> values = node.initializers;
+    const std::vector<fs::path> inputs = NumberedFiles(files, "input_");
+    if (inputs.size() != node.fed.size()) {
       return {Outcome::kFailed, set_name + ": " + std::to_string(inputs.size()) +
-                                    " input files for " + std::to_string(fed.size()) +
+                                    " input files for " + std::to_string(node.fed.size()) +
                                     " graph inputs"};
     }
     for (size_t k = 0; k < inputs.size(); ++k) {
       Tensor t;
       if (!LoadTensorFile(inputs[k], &t, &err)) return {Outcome::kFailed, set_name + err};
-      values[fed[k]] = t;
+      values[node.fed[k]] = std::move(t);
     }
     std::vector<const Tensor*> node_inputs;
-    for (const std::string& name : node.input()) {
+    for (const std::string& name : node.inputs) {
       if (name.empty()) {
         node_inputs.push_back(nullptr);
         continue;
@@ -385,7 +195,7 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
 
     std::vector<Tensor> got;
     bool rejected = false;
-    const bool ran = RunNode(node, opset, node_inputs, &got, &rejected, &err);
+    const bool ran = RunNode(node, node_inputs, &got, &rejected, &err);
     if (expect_error) {
       if (rejected) {
         note = err;
@@ -395,7 +205,7 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
                                     : set_name + ": " + err};
     }
     if (!ran) return {Outcome::kFailed, set_name + ": " + err};
-    const std::vector<fs::path> outputs = NumberedFiles(set, "output_");
+    const std::vector<fs::path> outputs = NumberedFiles(files, "output_");
     if (outputs.size() != got.size()) {
       return {Outcome::kFailed, set_name + ": " + std::to_string(outputs.size()) +
                                     " output files, the op has " + std::to_string(got.size())};
@@ -412,48 +222,112 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
   return {Outcome::kPassed, note};
 }
 
-void FindCases(const fs::path& p, std::vector<fs::path>* out) {
-  std::error_code ec;
-  if (fs::exists(p / "model.onnx", ec)) {
-    out->push_back(p);
+// The search for test folders: each directory is entered once (by device and inode, so symlink
+// loops and repeated links end), at most kMaxSearchDepth levels below the root.
+struct Search {
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::vector<fs::path> cases;
+  std::vector<std::string> problems;  // FAIL lines
+};
+
+void FindCases(const fs::path& p, int depth, Search* s) {
+  struct stat st;
+  if (stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  if (!s->seen.insert({st.st_dev, st.st_ino}).second) return;
+  struct stat model;
+  if (lstat((p / "model.onnx").c_str(), &model) == 0) {  // whatever it is: RunCase judges it
+    s->cases.push_back(p);
     return;
   }
-  std::vector<fs::path> children;
-  for (const auto& e : fs::directory_iterator(p, ec)) {
-    if (e.is_directory(ec)) children.push_back(e.path());
+  std::vector<fs::path> entries;
+  std::string err;
+  if (!ListDir(p, &entries, &err)) {
+    s->problems.push_back(err);
+    return;
   }
-  std::sort(children.begin(), children.end());
-  for (const auto& c : children) FindCases(c, out);
+  for (const fs::path& e : entries) {
+    if (!IsDirectory(e)) continue;
+    if (depth == kMaxSearchDepth) {
+      s->problems.push_back(p.string() + ": folders more than " + std::to_string(kMaxSearchDepth) +
+                            " levels below the PATH are not searched");
+      return;
+    }
+    FindCases(e, depth + 1, s);
+  }
+}
+
+// The model with the data set's inputs as initializers: a file that the reader fuzzer can run
+// through the library by itself. Empty when the files do not fit the model.
+std::string WithInputsAsInitializers(const std::string& model_bytes,
+                                     const std::vector<fs::path>& inputs) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(model_bytes)) return "";
+  onnx::GraphProto* g = model.mutable_graph();
+  std::set<std::string> given;
+  for (const auto& t : g->initializer()) given.insert(t.name());
+  std::vector<std::string> fed;
+  for (const auto& i : g->input()) {
+    if (!given.count(i.name())) fed.push_back(i.name());
+  }
+  if (fed.size() != inputs.size()) return "";
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::string pb, err;
+    onnx::TensorProto t;
+    if (!ReadFileCapped(inputs[k].string(), "input", &pb, &err) || !t.ParseFromString(pb)) return "";
+    t.set_name(fed[k]);
+    *g->add_initializer() = t;
+  }
+  return model.SerializeAsString();
 }
 
 }  // namespace
 
-int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir) {
+int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir,
+                   SeedFormat format) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "qlinear fuzz-seed: %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return 1;
+  }
   int written = 0;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream f(fs::path(out_dir) / name, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    written += f.good() ? 1 : 0;
+  };
   for (const std::string& root : paths) {
-    std::vector<fs::path> cases;
-    FindCases(root, &cases);
-    for (const fs::path& dir : cases) {
+    Search search;
+    FindCases(root, 0, &search);
+    for (const fs::path& dir : search.cases) {
       std::string data, err;
-      onnx::ModelProto model;
-      if (!ReadFile(dir / "model.onnx", &data, &err) || !model.ParseFromString(data) ||
-          model.graph().node_size() != 1) {
+      NodeCase node;
+      if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) continue;
+      const std::string base = dir.filename().string();
+      std::vector<fs::path> files;
+      if (!ListDir(dir / "test_data_set_0", &files, &err)) continue;
+      if (format == SeedFormat::kReader) {  // the files, and the model with its inputs inside
+        write(base + "_model.onnx", data);
+        for (const fs::path& f : files) {
+          std::string pb;
+          if (ReadFileCapped(f.string(), f.filename().string(), &pb, &err)) {
+            write(base + "_" + f.filename().string(), pb);
+          }
+        }
+        const std::string runnable = WithInputsAsInitializers(data, NumberedFiles(files, "input_"));
+        if (!runnable.empty()) write(base + "_runnable.onnx", runnable);
         continue;
       }
-      const onnx::NodeProto& node = model.graph().node(0);
+      if (DecodeModelBytes(data.data(), data.size(), &node, &err) != ModelResult::kOk) continue;
       fuzz::FuzzCall c;
-      c.op = node.op_type() == "QuantizeLinear" ? 0 : node.op_type() == "DequantizeLinear" ? 1 : 2;
-      for (const auto& o : model.opset_import()) {
-        if (o.domain().empty() || o.domain() == "ai.onnx") c.opset = static_cast<uint8_t>(o.version());
-      }
-      c.axis = static_cast<int8_t>(IntAttr(node, "axis", 1));
-      c.block_size = static_cast<int8_t>(IntAttr(node, "block_size", 0));
-      c.output_dtype = static_cast<uint8_t>(IntAttr(node, "output_dtype", 0));
-      c.saturate = static_cast<uint8_t>(IntAttr(node, "saturate", 1));
-      c.precision = static_cast<uint8_t>(IntAttr(node, "precision", 0));
-      const std::vector<fs::path> inputs = NumberedFiles(dir / "test_data_set_0", "input_");
+      c.op = node.op == "QuantizeLinear" ? 0 : node.op == "DequantizeLinear" ? 1 : 2;
+      c.opset = static_cast<uint8_t>(node.opset);
+      c.axis = static_cast<int8_t>(node.quantize.axis);
+      c.block_size = static_cast<int8_t>(node.quantize.block_size);
+      c.output_dtype = static_cast<uint8_t>(node.quantize.output_dtype);
+      c.saturate = static_cast<uint8_t>(node.quantize.saturate);
+      c.precision = static_cast<uint8_t>(node.quantize.precision);
+      const std::vector<fs::path> inputs = NumberedFiles(files, "input_");
       fuzz::FuzzTensor* slots[3] = {&c.x, &c.scale, &c.zp};
       bool ok = true;
       for (size_t k = 0; k < inputs.size() && k < 3; ++k) {
@@ -468,10 +342,7 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
       }
       if (!ok) continue;
       if (inputs.size() >= 3) c.flags |= 1;
-      std::ofstream f(fs::path(out_dir) / dir.filename(), std::ios::binary);
-      const std::string bytes = fuzz::Encode(c);
-      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      ++written;
+      write(base, fuzz::Encode(c));
     }
   }
   std::printf("%d seeds written to %s\n", written, out_dir.c_str());
@@ -481,26 +352,34 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
 int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verbose) {
   int passed = 0, failed = 0, skipped = 0;
   for (const std::string& root : paths) {
-    std::error_code ec;
-    if (!fs::exists(root, ec)) {
-      std::printf("FAIL %s: no such file or folder\n", root.c_str());
+    if (!IsDirectory(root)) {
+      std::printf("FAIL %s: %s\n", root.c_str(),
+                  fs::exists(fs::symlink_status(root)) ? "not a folder" : "no such file or folder");
       ++failed;
       continue;
     }
-    std::vector<fs::path> cases;
-    FindCases(root, &cases);
-    if (cases.empty()) {
+    Search search;
+    FindCases(root, 0, &search);
+    for (const std::string& p : search.problems) {
+      std::printf("FAIL %s\n", p.c_str());
+      ++failed;
+    }
+    if (search.cases.empty()) {
       std::printf("FAIL %s: no test folder (model.onnx) found\n", root.c_str());
       ++failed;
       continue;
     }
-    for (const fs::path& c : cases) {
+    ProgressLine progress;
+    for (size_t i = 0; i < search.cases.size(); ++i) {
+      const fs::path& c = search.cases[i];
+      progress.Show("[%zu/%zu] %s", i + 1, search.cases.size(), c.c_str());
       CaseResult r;
       try {
         r = RunCase(c, expect_error);
       } catch (const std::exception& e) {
         r = {Outcome::kFailed, std::string("exception: ") + e.what()};
       }
+      progress.Clear();
       switch (r.outcome) {
         case Outcome::kPassed:
           ++passed;
@@ -518,12 +397,17 @@ int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verb
           if (verbose) std::printf("SKIP %s: %s\n", c.string().c_str(), r.message.c_str());
           break;
       }
+      std::fflush(stdout);
     }
   }
   if (skipped > 0) {
     std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   } else {
     std::printf("%d passed, %d failed\n", passed, failed);
+  }
+  if (passed + failed == 0) {
+    std::printf("no test case ran\n");
+    return 1;
   }
   return failed == 0 ? 0 : 1;
 }

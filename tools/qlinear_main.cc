@@ -1,82 +1,165 @@
-// The `qlinear` command-line tool.
+// The `qlinear` command-line tool: argument parsing (CLI11) and dispatch to the commands.
+// Every bad argument ends with a message naming it on stderr and exit status 2; --help goes to
+// stdout with status 0.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "qlinear/qlinear.h"
 #include "tools/commands.h"
 #include "tools/onnx_check.h"
+#include "tools/onnx_reader.h"
 
 namespace {
 
-int Usage(int code) {
-  std::fprintf(code ? stderr : stdout,
-               "usage: qlinear info\n"
-               "       qlinear check [--expect-error] [-v] PATH...\n"
-               "       qlinear demo [--elements N]\n"
-               "       qlinear selftest [--seconds N]\n"
-               "\n"
-               "info   version, CPU features, SIMD targets compiled/supported/dispatched\n"
-               "check  run ONNX backend node tests (folders with model.onnx and\n"
-               "       test_data_set_*/); PATH may hold such folders at any depth\n"
-               "demo   quantize N random floats (default 4194304) to several types\n"
-               "selftest  every supported SIMD target against the scalar reference (default 5 s)\n");
-  return code;
+constexpr int64_t kMaxDemoElements = int64_t{1} << 28;
+constexpr double kMaxSelftestSeconds = 86400.0;
+
+// Strict decimal parsing: digits only (no sign, exponent, hex or octal), within [lo, hi].
+CLI::Validator DecimalIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
+          return "'" + s + "' is not a whole number of elements (digits only)";
+        }
+        const long long v = std::strtoll(s.c_str(), nullptr, 10);
+        if (v < lo || v > hi) {
+          return s + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        }
+        return "";
+      },
+      "");
+}
+
+// A finite number of seconds in (0, hi].
+CLI::Validator SecondsUpTo(double hi) {
+  return CLI::Validator(
+      [hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !std::isfinite(v)) {
+          return "'" + s + "' is not a number of seconds";
+        }
+        if (!(v > 0.0) || v > hi) return s + " is outside (0, " + std::to_string(int64_t(hi)) + "]";
+        return "";
+      },
+      "");
+}
+
+std::string CheckLimits() {
+  using namespace qlinear::tools;
+  return "Limits (for corrupt or hostile input): a tensor (input, expected output, computed "
+         "output) may take at most " + std::to_string(kMaxTensorBytes >> 20) + " MiB, a file "
+         "at most " + std::to_string(kMaxFileBytes >> 20) + " MiB and must be a regular file; "
+         "each PATH is searched at most " + std::to_string(kMaxSearchDepth) + " folder levels "
+         "deep and each folder is entered once (by device and inode), so symlink loops end. A "
+         "file that does not parse, a model without a runnable node and a run that executed no "
+         "case are failures (exit status 1).\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return Usage(2);
-  const std::string cmd = argv[1];
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") return Usage(0);
-  if (cmd == "info") return qlinear::tools::RunInfo();
-  if (cmd == "check") {
-    bool expect_error = false, verbose = false;
-    std::vector<std::string> paths;
-    for (int i = 2; i < argc; ++i) {
-      if (!std::strcmp(argv[i], "--expect-error")) expect_error = true;
-      else if (!std::strcmp(argv[i], "-v")) verbose = true;
-      else if (argv[i][0] == '-') return Usage(2);
-      else paths.push_back(argv[i]);
-    }
-    if (paths.empty()) return Usage(2);
-#if QLINEAR_HAVE_ONNX
-    return qlinear::tools::RunCheck(paths, expect_error, verbose);
-#else
-    std::fprintf(stderr, "qlinear: built without libonnx-dev; `check` is unavailable\n");
+  CLI::App app{"qlinear: ONNX QuantizeLinear / DequantizeLinear, bit-exact on every CPU", "qlinear"};
+  app.set_version_flag("--version", std::string("qlinear ") + qlinear_version());
+  app.require_subcommand(1);
+
+  auto* info = app.add_subcommand(
+      "info", "Version, CPU, SIMD targets compiled/supported/dispatched, and the target pin");
+
+  bool expect_error = false, verbose = false;
+  std::vector<std::string> check_paths;
+  auto* check = app.add_subcommand(
+      "check", "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/) "
+               "through the C API; PATH may hold such folders at any depth");
+  check->add_flag("--expect-error", expect_error,
+                  "Pass when the library rejects every data set (negative tests)");
+  check->add_flag("-v,--verbose", verbose, "Also list passed and skipped folders");
+  check->add_option("PATH", check_paths, "Folders to search")->type_name("")->required();
+  check->footer(CheckLimits());
+
+  std::string elements_text = "4194304";
+  auto* demo = app.add_subcommand(
+      "demo", "Quantize N random float32 values to several output types and print elements/s");
+  demo->add_option("--elements", elements_text,
+                   "Number of values, 1 to " + std::to_string(kMaxDemoElements) + " (default 4194304)")
+      ->type_name("N")
+      ->check(DecimalIn(1, kMaxDemoElements));
+
+  std::string seconds_text = "5";
+  auto* selftest = app.add_subcommand(
+      "selftest", "Every SIMD target this CPU supports against the scalar reference, on random "
+                  "and edge data of every type and granularity; a row per target");
+  selftest->add_option("--seconds", seconds_text,
+                       "Time for all targets together, above 0 and at most 86400 (default 5)")
+      ->type_name("SECONDS")
+      ->check(SecondsUpTo(kMaxSelftestSeconds));
+
+  std::vector<std::string> seed_args;
+  std::string seed_format = "api";
+  auto* seed = app.add_subcommand(
+      "fuzz-seed", "Write fuzzer seeds from ONNX node tests: PATH... OUT_DIR");
+  seed->add_option("--format", seed_format,
+                   "api: one call per single-node test, for fuzz/api_fuzzer (default); "
+                   "reader: the model and tensor files, for fuzz/reader_fuzzer")
+      ->check(CLI::IsMember({"api", "reader"}));
+  seed->add_option("PATH... OUT_DIR", seed_args, "Node-test folders, then the output folder")
+      ->type_name("")
+      ->required()
+      ->expected(2, 1 << 20);
+
+  app.footer("Run `qlinear COMMAND --help` for a command's options.\n");  // after the commands:
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {  // not theirs
+    if (sub != check) sub->footer("");
+  }
+  if (argc < 2) {
+    std::cerr << app.help();
     return 2;
-#endif
   }
-  if (cmd == "demo") {
-    long long n = 1 << 22;
-    for (int i = 2; i < argc; ++i) {
-      if (!std::strcmp(argv[i], "--elements") && i + 1 < argc) {
-        n = std::atoll(argv[++i]);
-      } else {
-        return Usage(2);
-      }
+  if (argv[1][0] != '-') {  // CLI11 would only say that a command is required
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known |= sub->get_name() == argv[1];
     }
-    if (n <= 0) return Usage(2);
-    return qlinear::tools::RunDemo(n);
+    if (!known) {
+      std::cerr << "qlinear: unknown command '" << argv[1] << "'\nRun `qlinear --help` for the "
+                << "commands.\n";
+      return 2;
+    }
   }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "qlinear: " << e.what() << "\nRun `qlinear --help` (or `qlinear COMMAND --help`) "
+              << "for usage.\n";
+    return 2;
+  }
+
+  using namespace qlinear::tools;
+  if (*info) return RunInfo();
+  if (*demo) return RunDemo(std::strtoll(elements_text.c_str(), nullptr, 10));
+  if (*selftest) return RunSelftest(std::strtod(seconds_text.c_str(), nullptr));
 #if QLINEAR_HAVE_ONNX
-  if (cmd == "fuzz-seed" && argc >= 4) {  // fuzz-seed PATH... OUT_DIR (for fuzz/api_fuzzer)
-    return qlinear::tools::WriteFuzzSeeds(std::vector<std::string>(argv + 2, argv + argc - 1), argv[argc - 1]);
+  if (*check) return RunCheck(check_paths, expect_error, verbose);
+  if (*seed) {
+    const std::string out = seed_args.back();
+    seed_args.pop_back();
+    return WriteFuzzSeeds(seed_args, out, seed_format == "reader" ? SeedFormat::kReader : SeedFormat::kApi);
   }
+#else
+  std::fprintf(stderr, "qlinear: built without libonnx-dev: `%s` is unavailable\n",
+               app.get_subcommands().front()->get_name().c_str());
+  return 2;
 #endif
-  if (cmd == "selftest") {
-    double seconds = 5.0;
-    for (int i = 2; i < argc; ++i) {
-      if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) {
-        seconds = std::atof(argv[++i]);
-      } else {
-        return Usage(2);
-      }
-    }
-    return qlinear::tools::RunSelftest(seconds);
-  }
-  std::fprintf(stderr, "qlinear: unknown command '%s'\n", cmd.c_str());
-  return Usage(2);
+  return 2;
 }

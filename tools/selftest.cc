@@ -19,6 +19,7 @@
 #include "lib/reference.h"
 #include "qlinear/qlinear.h"
 #include "tools/commands.h"
+#include "tools/progress.h"
 
 namespace qlinear {
 namespace tools {
@@ -193,6 +194,7 @@ int RunSelftest(double seconds) {
   std::printf("qlinear %s selftest: every supported target against the scalar reference\n", qlinear_version());
   PrintCpu();
   std::printf("\n%-10s %8s %12s %9s  %s\n", "target", "cases", "elements", "result", "first failure");
+  std::fflush(stdout);
   bool all_ok = true;
   std::vector<int64_t> targets;
   for (int bit = 0; bit < 63; ++bit) {
@@ -205,13 +207,23 @@ int RunSelftest(double seconds) {
     Tally tally;
     std::mt19937 rng(12345);
     const auto start = std::chrono::steady_clock::now();
+    ProgressLine progress;
+    double elapsed = 0.0, shown = 0.0;
     do {
       for (int i = 0; i < 50; ++i) RunCase(rng, &tally);
-    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < per_target);
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed - shown >= 0.25) {
+        shown = elapsed;
+        progress.Show("%s: %.1f of %.1f s, %lld cases", hwy::TargetName(t), elapsed, per_target,
+                      static_cast<long long>(tally.cases));
+      }
+    } while (elapsed < per_target);
+    progress.Clear();
     const bool ok = tally.failures == 0 && DispatchedTarget() == t;
     all_ok &= ok;
     std::printf("%-10s %8lld %12lld %9s  %s\n", hwy::TargetName(t), static_cast<long long>(tally.cases),
                 static_cast<long long>(tally.elements), ok ? "pass" : "FAIL", tally.first_failure.c_str());
+    std::fflush(stdout);  // a row as soon as its target is done, also into pipes and logs
   }
   hwy::SetSupportedTargetsForTest(0);
   std::printf("\n%s\n", all_ok ? "selftest passed" : "selftest FAILED");

@@ -10,7 +10,7 @@ mode=${1:-}
 [[ $mode == run || $mode == test ]] || { echo "usage: $0 run|test" >&2; exit 2; }
 
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
-need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libgtest-dev libgmock-dev
+need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libcli11-dev libgtest-dev libgmock-dev
       libbenchmark-dev libonnx-dev libprotobuf-dev protobuf-compiler
       libxnnpack-dev libpthreadpool-dev libopenmpi-dev openmpi-bin)
 need_arm=()

@@ -1,44 +1,33 @@
-// Per-tensor uint8, then blocked int4 with an error check, through the C++ layer.
+// One-liners (per-tensor int8, packed int4), blocked int4 through a view, and an error.
 #include <qlinear/qlinear.hpp>
 
 #include <cstdio>
 #include <vector>
 
 int main() {
-  const std::vector<float> x{-1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 2.5f};
-  std::vector<uint8_t> y(x.size());
-  qlinear::Status s = qlinear::QuantizeLinear<uint8_t>(x.data(), x.size(), 0.01f, 128, y.data());
-  if (!s) {
-    std::fprintf(stderr, "%s\n", s.message().c_str());
-    return 1;
-  }
-  std::printf("uint8: %d %d %d %d %d %d (target %s)\n", y[0], y[1], y[2], y[3], y[4], y[5],
+  using qlinear::DataType;
+  const std::vector<float> x{-1.0f, -0.25f, 0.0f, 0.35f, 1.0f, 2.5f, 3.0f, -4.0f};
+  std::vector<int8_t> q8(x.size());
+  std::vector<uint8_t> q4(qlinear::StorageBytes(DataType::kInt4, x.size()));  // 2 per byte
+  qlinear::Status s = qlinear::QuantizeLinear(x.data(), x.size(), 0.1f, 0, q8.data());
+  if (s) s = qlinear::QuantizeLinearTo(DataType::kInt4, x.data(), x.size(), 0.5f, 0, q4.data(), q4.size());
+
+  // x as 2x4, blocks of 2 along the last axis: two scales per row.
+  const std::vector<float> scales{0.25f, 0.5f, 1.0f, 2.0f};
+  qlinear::QuantizeAttrs attrs;
+  attrs.block_size = 2;
+  attrs.output_dtype = DataType::kInt4;
+  const qlinear::TensorView tx(DataType::kFloat, {2, 4}, x.data());
+  std::vector<uint8_t> blocked(4);
+  if (s) s = qlinear::QuantizeLinear(tx, {DataType::kFloat, {2, 2}, scales.data()}, nullptr, attrs,
+                                     blocked.data(), blocked.size());
+  if (!s) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+  std::printf("int8 %d %d, int4 %02x, blocked %02x (target %s)\n", q8[1], q8[3], q4[0], blocked[0],
               qlinear::ActiveTarget());
 
-  // Blocked int4: blocks of 4 along the last axis of a 2x6 tensor, so ceil(6/4) = 2 scales per row.
-  const std::vector<int64_t> shape{2, 6}, scale_shape{2, 2};
-  std::vector<float> data(12);
-  for (size_t i = 0; i < data.size(); ++i) data[i] = 0.25f * static_cast<float>(i) - 1.0f;
-  const std::vector<float> scales{0.25f, 0.5f, 0.25f, 0.5f};
-  qlinear::QuantizeAttrs attrs;
-  attrs.block_size = 4;
-  attrs.output_dtype = static_cast<int32_t>(qlinear::DataType::kInt4);
-  std::vector<uint8_t> packed(6);  // 12 int4 values, two per byte
-  s = qlinear::QuantizeLinear({qlinear::DataType::kFloat, shape, data.data()},
-                              {qlinear::DataType::kFloat, scale_shape, scales.data()}, nullptr,
-                              attrs, packed.data(), packed.size());
-  if (!s) {
-    std::fprintf(stderr, "%s\n", s.message().c_str());
-    return 1;
-  }
-  std::printf("int4 bytes: %02x %02x %02x %02x %02x %02x\n", packed[0], packed[1], packed[2],
-              packed[3], packed[4], packed[5]);
-
   // A wrong scale shape is rejected with a message naming the argument and the rule.
-  const std::vector<int64_t> bad_shape{2, 3};
-  s = qlinear::QuantizeLinear({qlinear::DataType::kFloat, shape, data.data()},
-                              {qlinear::DataType::kFloat, bad_shape, data.data()}, nullptr, attrs,
-                              packed.data(), packed.size());
+  s = qlinear::QuantizeLinear(tx, {DataType::kFloat, {2, 3}, x.data()}, nullptr, attrs,
+                              blocked.data(), blocked.size());
   std::printf("rejected: %s\n", s.message().c_str());
-  return s.ok() ? 1 : 0;
+  return s.ok() || q8[1] != -2 || q4[0] != 0x0E ? 1 : 0;
 }

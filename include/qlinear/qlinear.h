@@ -19,7 +19,7 @@
  * - All functions are reentrant and thread-safe; no global state is written after the first
  *   call (the CPU-target choice is made by Highway and is thread-safe).
  *
- * Semantics (see README "Semantics decisions" and docs/SEMANTICS.md of the project):
+ * Semantics in brief (docs/semantics.md gives every decision with its reason):
  * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
  *   true division (never a reciprocal product unless proven bit-identical) in the precision the
  *   opset defines: opset >= 23 the `precision` attribute if set, else y_scale's type; opsets 19
@@ -42,6 +42,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The version of this header; qlinear_version() gives the library's. The build reads these
+ * three lines (CMake's project version). docs/abi.md: what a version change promises. */
+#define QLINEAR_VERSION_MAJOR 0
+#define QLINEAR_VERSION_MINOR 2
+#define QLINEAR_VERSION_PATCH 0
 
 #if defined(_WIN32) && defined(QLINEAR_SHARED)
 #ifdef QLINEAR_BUILDING

@@ -5,8 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qlinear/qlinear.h"
@@ -15,6 +18,7 @@ namespace qlinear {
 
 // ONNX TensorProto.DataType codes, as in qlinear_dtype.
 enum class DataType : int32_t {
+  kUndefined = QLINEAR_DTYPE_UNDEFINED,  // "not set" in attributes (output_dtype, precision)
   kFloat = QLINEAR_DTYPE_FLOAT,
   kUint8 = QLINEAR_DTYPE_UINT8,
   kInt8 = QLINEAR_DTYPE_INT8,
@@ -41,6 +45,7 @@ inline const char* Name(DataType t) { return qlinear_dtype_name(static_cast<int3
 class Status {
  public:
   Status() = default;
+  Status(qlinear_status code, std::string message) : code_(code), message_(std::move(message)) {}
   static Status FromC(qlinear_status code) {
     Status s;
     s.code_ = code;
@@ -57,19 +62,79 @@ class Status {
   std::string message_;
 };
 
-// A read-only view of a dense tensor; the shape and data are the caller's and must outlive it.
-struct TensorView {
+// A read-only view of a dense tensor. The data is the caller's and must outlive the view. The
+// shape is the view's own copy when given as a braced list or a vector (TensorView(kFloat,
+// {2, 4}, p) is safe to keep), and the caller's when given as a pointer and a rank.
+class TensorView {
+ public:
   DataType dtype = DataType::kFloat;
-  const int64_t* shape = nullptr;
+  const int64_t* shape = nullptr;  // points into the view itself, or at the caller's dims
   int32_t rank = 0;
   const void* data = nullptr;
 
   TensorView() = default;
-  TensorView(DataType t, const std::vector<int64_t>& dims, const void* d)
-      : dtype(t), shape(dims.data()), rank(static_cast<int32_t>(dims.size())), data(d) {}
+  TensorView(DataType t, std::initializer_list<int64_t> dims, const void* d)
+      : dtype(t), data(d) {
+    Own(dims.begin(), dims.size());
+  }
+  TensorView(DataType t, const std::vector<int64_t>& dims, const void* d) : dtype(t), data(d) {
+    Own(dims.data(), dims.size());
+  }
+  // Borrows dims: they must outlive the view.
   TensorView(DataType t, const int64_t* dims, int32_t r, const void* d)
       : dtype(t), shape(dims), rank(r), data(d) {}
+
+  TensorView(const TensorView& o) { *this = o; }
+  TensorView& operator=(const TensorView& o) {
+    if (this == &o) return *this;
+    dtype = o.dtype;
+    data = o.data;
+    if (o.Owns()) {
+      Own(o.shape, static_cast<size_t>(o.rank));
+    } else {
+      heap_.clear();
+      shape = o.shape;
+      rank = o.rank;
+    }
+    return *this;
+  }
+
   qlinear_tensor c() const { return qlinear_tensor{static_cast<int32_t>(dtype), rank, shape, data}; }
+
+ private:
+  static constexpr size_t kInlineRank = 8;
+  bool Owns() const { return shape != nullptr && (shape == inline_ || shape == heap_.data()); }
+  void Own(const int64_t* dims, size_t n) {
+    rank = static_cast<int32_t>(n);
+    if (n <= kInlineRank) {
+      heap_.clear();
+      for (size_t i = 0; i < n; ++i) inline_[i] = dims[i];
+      shape = inline_;
+    } else {
+      heap_.assign(dims, dims + n);
+      shape = heap_.data();
+    }
+  }
+  int64_t inline_[kInlineRank] = {};
+  std::vector<int64_t> heap_;
+};
+
+// A dtype-valued attribute (output_dtype, precision): takes a DataType, or a raw ONNX code as
+// int32_t (so code written for the int32_t field keeps compiling); 0 = not set.
+class TypeCode {
+ public:
+  TypeCode() = default;
+  TypeCode(DataType t) : code_(static_cast<int32_t>(t)) {}  // NOLINT: implicit by design
+  TypeCode(int32_t code) : code_(code) {}                    // NOLINT: implicit by design
+  operator int32_t() const { return code_; }                 // NOLINT: implicit by design
+  DataType type() const { return static_cast<DataType>(code_); }
+  friend bool operator==(TypeCode a, DataType b) { return a.code_ == static_cast<int32_t>(b); }
+  friend bool operator!=(TypeCode a, DataType b) { return !(a == b); }
+  friend bool operator==(DataType a, TypeCode b) { return b == a; }
+  friend bool operator!=(DataType a, TypeCode b) { return !(b == a); }
+
+ private:
+  int32_t code_ = 0;
 };
 
 // QuantizeLinear attributes with the ONNX defaults (opset 0 = newest).
@@ -77,9 +142,9 @@ struct QuantizeAttrs {
   int32_t opset = 0;
   int64_t axis = 1;
   int64_t block_size = 0;
-  int32_t output_dtype = 0;  // 0: from the zero point, else uint8
+  TypeCode output_dtype;  // not set: from the zero point, else uint8
   bool saturate = true;
-  int32_t precision = 0;     // 0: y_scale's type
+  TypeCode precision;     // not set: y_scale's type
   qlinear_quantize_attrs c() const {
     qlinear_quantize_attrs a;
     qlinear_quantize_attrs_init(&a);
@@ -97,7 +162,7 @@ struct DequantizeAttrs {
   int32_t opset = 0;
   int64_t axis = 1;
   int64_t block_size = 0;
-  int32_t output_dtype = 0;  // 0: the scale's type
+  TypeCode output_dtype;  // not set: the scale's type
   qlinear_dequantize_attrs c() const {
     qlinear_dequantize_attrs a;
     qlinear_dequantize_attrs_init(&a);
@@ -243,12 +308,110 @@ template <> struct QType<uint8_t> { static constexpr DataType kType = DataType::
 template <> struct QType<int8_t> { static constexpr DataType kType = DataType::kInt8; };
 template <> struct QType<uint16_t> { static constexpr DataType kType = DataType::kUint16; };
 template <> struct QType<int16_t> { static constexpr DataType kType = DataType::kInt16; };
+// Keeps a parameter out of template argument deduction (the type comes from the others).
+template <class T> struct NonDeduced { using type = T; };
+
+// Bits per element and signedness of the integer types; 0 bits for the others.
+inline int IntegerBits(DataType t, bool* is_signed) {
+  *is_signed = t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32 ||
+               t == DataType::kInt4 || t == DataType::kInt2;
+  switch (t) {
+    case DataType::kUint2: case DataType::kInt2: return 2;
+    case DataType::kUint4: case DataType::kInt4: return 4;
+    case DataType::kUint8: case DataType::kInt8: return 8;
+    case DataType::kUint16: case DataType::kInt16: return 16;
+    case DataType::kInt32: return 32;
+    default: return 0;
+  }
+}
+
+// A per-tensor zero point of type t holding `value`, in `storage` (at least 2 bytes); false
+// with a message when t cannot hold it (float8/float4 zero points must be 0: no zero point).
+inline Status EncodeZeroPoint(DataType t, int32_t value, uint8_t* storage, bool* present) {
+  bool is_signed = false;
+  const int bits = IntegerBits(t, &is_signed);
+  *present = bits != 0 && bits != 32;
+  if (!*present) {
+    if (value == 0) return Status();
+    return Status(QLINEAR_INVALID_ARGUMENT, std::string("zero_point: ") + Name(t) +
+                                                " takes no zero point other than 0 in this call" +
+                                                " (use the TensorView overload)");
+  }
+  const int64_t lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
+  const int64_t hi = is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+  if (value < lo || value > hi) {
+    return Status(QLINEAR_INVALID_ARGUMENT, "zero_point: " + std::to_string(value) +
+                                                " is outside " + Name(t) + "'s range [" +
+                                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  const uint32_t bits_value = static_cast<uint32_t>(value) & ((uint32_t{1} << bits) - 1);
+  if (bits == 16) {
+    const uint16_t v16 = static_cast<uint16_t>(bits_value);
+    std::memcpy(storage, &v16, 2);  // host byte order, as tensors are
+  } else {
+    storage[0] = static_cast<uint8_t>(bits_value);  // element 0 in the low bits
+  }
+  return Status();
+}
 }  // namespace detail
 
-// Per-tensor float32 -> uint8/int8/uint16/int16 for n elements: y[i] = saturate(rint(x[i] /
-// scale) + zero_point).
+// Bytes that n elements of type t occupy (packed for the 4- and 2-bit types); SIZE_MAX when the
+// count does not fit in size_t.
+inline size_t StorageBytes(DataType t, size_t n) {
+  switch (t) {
+    case DataType::kUint2: case DataType::kInt2: return n / 4 + (n % 4 != 0);
+    case DataType::kUint4: case DataType::kInt4: case DataType::kFloat4E2M1:
+      return n / 2 + (n % 2 != 0);
+    case DataType::kUint16: case DataType::kInt16: case DataType::kFloat16: case DataType::kBFloat16:
+      return n > SIZE_MAX / 2 ? SIZE_MAX : n * 2;
+    case DataType::kFloat: case DataType::kInt32:
+      return n > SIZE_MAX / 4 ? SIZE_MAX : n * 4;
+    default: return n;  // the 8-bit types
+  }
+}
+
+// What a call would produce: the output's dtype and the bytes it occupies (the call is
+// validated as if made; nothing is computed or written).
+struct OutputInfo {
+  DataType dtype = DataType::kUndefined;
+  size_t bytes = 0;
+};
+
+namespace detail {
+template <class Attrs, class InfoFn>
+Status OutputInfoOf(InfoFn info_fn, const TensorView& x, const TensorView& scale,
+                    const TensorView* zero_point, const Attrs& attrs, OutputInfo* info) {
+  const qlinear_tensor cx = x.c(), cs = scale.c();
+  const qlinear_tensor cz = zero_point ? zero_point->c() : qlinear_tensor{};
+  const auto ca = attrs.c();
+  int32_t dtype = 0;
+  size_t bytes = 0;
+  const Status s =
+      Status::FromC(info_fn(&cx, &cs, zero_point ? &cz : nullptr, &ca, &dtype, &bytes));
+  if (s && info != nullptr) *info = OutputInfo{static_cast<DataType>(dtype), bytes};
+  return s;
+}
+}  // namespace detail
+
+inline Status QuantizeOutputInfo(const TensorView& x, const TensorView& scale,
+                                 const TensorView* zero_point, const QuantizeAttrs& attrs,
+                                 OutputInfo* info) {
+  return detail::OutputInfoOf(qlinear_quantize_output_info, x, scale, zero_point, attrs, info);
+}
+
+inline Status DequantizeOutputInfo(const TensorView& x, const TensorView& scale,
+                                   const TensorView* zero_point, const DequantizeAttrs& attrs,
+                                   OutputInfo* info) {
+  return detail::OutputInfoOf(qlinear_dequantize_output_info, x, scale, zero_point, attrs, info);
+}
+
+// ---- One-liners: per-tensor, n elements, float32 on the float side -----------------------------
+
+// float32 -> uint8/int8/uint16/int16: y[i] = saturate(rint(x[i] / scale) + zero_point). Q comes
+// from y alone, so QuantizeLinear(x, n, 0.1f, 0, y_int8) compiles.
 template <class Q>
-Status QuantizeLinear(const float* x, size_t n, float scale, Q zero_point, Q* y) {
+Status QuantizeLinear(const float* x, size_t n, float scale,
+                      typename detail::NonDeduced<Q>::type zero_point, Q* y) {
   const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(DataType::kFloat, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
@@ -256,14 +419,49 @@ Status QuantizeLinear(const float* x, size_t n, float scale, Q zero_point, Q* y)
   return QuantizeLinear(tx, ts, &tz, QuantizeAttrs{}, y, n * sizeof(Q));
 }
 
-// Per-tensor uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale.
+// uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale.
 template <class Q>
-Status DequantizeLinear(const Q* x, size_t n, float scale, Q zero_point, float* y) {
+Status DequantizeLinear(const Q* x, size_t n, float scale,
+                        typename detail::NonDeduced<Q>::type zero_point, float* y) {
   const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(detail::QType<Q>::kType, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(detail::QType<Q>::kType, nullptr, 0, &zero_point);
   return DequantizeLinear(tx, ts, &tz, DequantizeAttrs{}, y, n * sizeof(float));
+}
+
+// float32 -> any quantized type y_type, including the packed ones (uint4, int4, uint2, int2,
+// float4e2m1: element 0 in the low bits) and float8: y receives StorageBytes(y_type, n) bytes
+// (y_bytes: its capacity). zero_point: a value of y_type for the integer types; 0 for float8
+// and float4e2m1 (a non-zero float4 zero point needs the TensorView overload).
+inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float scale,
+                               int32_t zero_point, void* y, size_t y_bytes) {
+  uint8_t zp[2] = {0, 0};
+  bool has_zp = false;
+  const Status zs = detail::EncodeZeroPoint(y_type, zero_point, zp, &has_zp);
+  if (!zs) return zs;
+  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  const TensorView tx(DataType::kFloat, dims, 1, x);
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  const TensorView tz(y_type, nullptr, 0, zp);
+  QuantizeAttrs attrs;
+  attrs.output_dtype = y_type;
+  return QuantizeLinear(tx, ts, has_zp ? &tz : nullptr, attrs, y, y_bytes);
+}
+
+// x_type (any quantized type, packed for the 4- and 2-bit ones; StorageBytes(x_type, n) bytes
+// at x) -> float32: y[i] = float(x[i] - zero_point) * scale. zero_point as in QuantizeLinearTo.
+inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, float scale,
+                                   int32_t zero_point, float* y) {
+  uint8_t zp[2] = {0, 0};
+  bool has_zp = false;
+  const Status zs = detail::EncodeZeroPoint(x_type, zero_point, zp, &has_zp);
+  if (!zs) return zs;
+  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  const TensorView tx(x_type, dims, 1, x);
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  const TensorView tz(x_type, nullptr, 0, zp);
+  return DequantizeLinear(tx, ts, has_zp ? &tz : nullptr, DequantizeAttrs{}, y, n * sizeof(float));
 }
 
 // DynamicQuantizeLinear of n float32 values (n >= 1) into uint8.

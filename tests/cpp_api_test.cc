@@ -1,0 +1,239 @@
+// The C++ layer (include/qlinear/qlinear.hpp) compiled against the public library: the
+// one-liners' deduction, dtype-valued attributes, output-info wrappers, the packed-type
+// one-liners, and views that own their braced shapes (run under ASan by the asan preset).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "qlinear/qlinear.hpp"
+
+namespace qlinear {
+namespace {
+
+TEST(CppApi, VersionMacrosMatchTheLibrary) {
+  char want[32];
+  std::snprintf(want, sizeof(want), "%d.%d.%d", QLINEAR_VERSION_MAJOR, QLINEAR_VERSION_MINOR,
+                QLINEAR_VERSION_PATCH);
+  EXPECT_STREQ(Version(), want);
+}
+
+// The zero point takes no part in deduction: a literal 0 converts to y's element type.
+TEST(CppApi, OneLinerZeroPointIsNotDeduced) {
+  const float x[5] = {-1.0f, -0.25f, 0.0f, 0.35f, 20.0f};
+  int8_t y[5];
+  ASSERT_TRUE(QuantizeLinear(x, 5, 0.1f, 0, y));
+  const int8_t want[5] = {-10, -2, 0, 4, 127};  // -2.5 -> -2 (ties to even), 200 saturates
+  EXPECT_EQ(std::memcmp(y, want, 5), 0);
+  uint16_t y16[5];
+  ASSERT_TRUE(QuantizeLinear(x, 5, 0.5f, 1000, y16));
+  EXPECT_EQ(y16[0], 998);
+  EXPECT_EQ(y16[4], 1040);
+  float back[5];
+  ASSERT_TRUE(DequantizeLinear(y, 5, 0.1f, 0, back));
+  EXPECT_EQ(back[0], -10 * 0.1f);
+  const Status bad = QuantizeLinear(x, 5, 0.1f, 0, static_cast<int8_t*>(nullptr));
+  EXPECT_FALSE(bad);
+  EXPECT_NE(bad.message().find("y"), std::string::npos) << bad.message();
+}
+
+TEST(CppApi, DtypeAttributesTakeTheEnumAndInt32) {
+  QuantizeAttrs a;
+  EXPECT_EQ(a.c().output_dtype, 0);
+  a.output_dtype = DataType::kInt4;
+  EXPECT_EQ(a.c().output_dtype, QLINEAR_DTYPE_INT4);
+  EXPECT_TRUE(a.output_dtype == DataType::kInt4);
+  EXPECT_TRUE(DataType::kInt4 == a.output_dtype);
+  EXPECT_TRUE(a.output_dtype != DataType::kUint4);
+  a.output_dtype = static_cast<int32_t>(DataType::kUint2);  // code written for the int32_t field
+  EXPECT_EQ(a.output_dtype.type(), DataType::kUint2);
+  a.output_dtype = QLINEAR_DTYPE_FLOAT8E5M2;
+  const int32_t as_int = a.output_dtype;
+  EXPECT_EQ(as_int, QLINEAR_DTYPE_FLOAT8E5M2);
+  a.precision = DataType::kFloat16;
+  EXPECT_EQ(a.c().precision, QLINEAR_DTYPE_FLOAT16);
+  DequantizeAttrs d;
+  d.output_dtype = DataType::kBFloat16;
+  EXPECT_EQ(d.c().output_dtype, QLINEAR_DTYPE_BFLOAT16);
+}
+
+TEST(CppApi, OutputInfo) {
+  const float x[5] = {0, 1, 2, 3, 4};
+  const float scale = 1.0f;
+  const TensorView tx(DataType::kFloat, {5}, x);
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  QuantizeAttrs a;
+  a.output_dtype = DataType::kInt4;
+  OutputInfo info;
+  ASSERT_TRUE(QuantizeOutputInfo(tx, ts, nullptr, a, &info));
+  EXPECT_EQ(info.dtype, DataType::kInt4);
+  EXPECT_EQ(info.bytes, 3u);  // 5 elements, two per byte
+
+  const uint8_t q[5] = {1, 2, 3, 4, 5};
+  const uint16_t half_scale = 0x3C00;  // float16 1.0: the output takes the scale's type
+  const TensorView tq(DataType::kUint8, {5}, q);
+  const TensorView ths(DataType::kFloat16, nullptr, 0, &half_scale);
+  ASSERT_TRUE(DequantizeOutputInfo(tq, ths, nullptr, DequantizeAttrs{}, &info));
+  EXPECT_EQ(info.dtype, DataType::kFloat16);
+  EXPECT_EQ(info.bytes, 10u);
+
+  a.block_size = -1;
+  info = OutputInfo{};
+  const Status s = QuantizeOutputInfo(tx, ts, nullptr, a, &info);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("block_size"), std::string::npos) << s.message();
+  EXPECT_EQ(info.bytes, 0u);  // untouched on failure
+}
+
+// StorageBytes against the library's own count, for every quantized output type.
+TEST(CppApi, StorageBytesMatchesTheLibrary) {
+  const DataType types[] = {DataType::kUint8, DataType::kInt8, DataType::kUint16, DataType::kInt16,
+                            DataType::kUint4, DataType::kInt4, DataType::kUint2, DataType::kInt2,
+                            DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+                            DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ,
+                            DataType::kFloat4E2M1};
+  std::vector<float> x(13, 1.0f);
+  const float scale = 1.0f;
+  for (DataType t : types) {
+    for (int64_t n = 0; n <= 13; ++n) {
+      const TensorView tx(DataType::kFloat, {n}, x.data());
+      const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+      QuantizeAttrs a;
+      a.output_dtype = t;
+      OutputInfo info;
+      ASSERT_TRUE(QuantizeOutputInfo(tx, ts, nullptr, a, &info)) << Name(t);
+      EXPECT_EQ(StorageBytes(t, static_cast<size_t>(n)), info.bytes) << Name(t) << " n " << n;
+    }
+  }
+  EXPECT_EQ(StorageBytes(DataType::kFloat, 3), 12u);
+  EXPECT_EQ(StorageBytes(DataType::kBFloat16, 3), 6u);
+  EXPECT_EQ(StorageBytes(DataType::kFloat, SIZE_MAX / 2), SIZE_MAX);
+}
+
+// Packed outputs: the bytes of ONNX's own node tests (element 0 in the low bits).
+TEST(CppApi, PackedOneLiners) {
+  const float x4[5] = {0, 1, 7, -4, -8};
+  uint8_t p[3] = {0xEE, 0xEE, 0xEE};
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kInt4, x4, 5, 1.0f, 0, p, sizeof p));
+  EXPECT_EQ(p[0], 0x10);
+  EXPECT_EQ(p[1], 0xC7);
+  EXPECT_EQ(p[2], 0x08);
+  float back[5];
+  ASSERT_TRUE(DequantizeLinearFrom(DataType::kInt4, p, 5, 0.5f, 0, back));
+  EXPECT_EQ(back[2], 3.5f);
+  EXPECT_EQ(back[4], -4.0f);
+
+  const float x2[4] = {0, 1, -1, -2};
+  uint8_t b = 0;
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kInt2, x2, 4, 1.0f, 0, &b, 1));
+  EXPECT_EQ(b, 0xB4);
+  const float xu2[4] = {0, 1, 2, 3};
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kUint2, xu2, 4, 1.0f, 0, &b, 1));
+  EXPECT_EQ(b, 0xE4);
+  // uint2 with zero point 1: codes x + 1, saturating at 3.
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kUint2, xu2, 4, 1.0f, 1, &b, 1));
+  EXPECT_EQ(b, 0xF9);  // codes 1, 2, 3, 3
+  float d2[4];
+  ASSERT_TRUE(DequantizeLinearFrom(DataType::kUint2, &b, 4, 2.0f, 1, d2));
+  EXPECT_EQ(d2[0], 0.0f);
+  EXPECT_EQ(d2[3], 4.0f);
+
+  const float xf4[5] = {0, 1, -1, 1.5f, -4};
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kFloat4E2M1, xf4, 5, 1.0f, 0, p, sizeof p));
+  EXPECT_EQ(p[0], 0x20);
+  EXPECT_EQ(p[1], 0x3A);
+  EXPECT_EQ(p[2], 0x0E);
+
+  const float xf8[3] = {448.0f, 1e9f, -0.0f};
+  uint8_t f8[3];
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kFloat8E4M3FN, xf8, 3, 1.0f, 0, f8, 3));
+  EXPECT_EQ(f8[0], 0x7E);
+  EXPECT_EQ(f8[1], 0x7E);  // saturates
+  EXPECT_EQ(f8[2], 0x80);  // -0 stays -0: the zero point is not added
+  float df8[3];
+  ASSERT_TRUE(DequantizeLinearFrom(DataType::kFloat8E4M3FN, f8, 3, 1.0f, 0, df8));
+  EXPECT_EQ(df8[0], 448.0f);
+  EXPECT_TRUE(std::signbit(df8[2]));
+
+  uint16_t y16[2];
+  ASSERT_TRUE(QuantizeLinearTo(DataType::kInt16, x4, 2, 0.5f, -3, y16, sizeof y16));
+  EXPECT_EQ(static_cast<int16_t>(y16[0]), -3);
+  EXPECT_EQ(static_cast<int16_t>(y16[1]), -1);
+
+  // Zero points out of the type's range, and non-zero ones where none exists, are errors.
+  Status s = QuantizeLinearTo(DataType::kInt4, x4, 5, 1.0f, 8, p, sizeof p);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("zero_point: 8 is outside int4's range [-8, 7]"), std::string::npos)
+      << s.message();
+  s = DequantizeLinearFrom(DataType::kUint2, &b, 4, 1.0f, -1, d2);
+  EXPECT_NE(s.message().find("uint2's range [0, 3]"), std::string::npos) << s.message();
+  s = QuantizeLinearTo(DataType::kFloat8E5M2, xf8, 3, 1.0f, 1, f8, 3);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("zero_point"), std::string::npos) << s.message();
+  s = QuantizeLinearTo(DataType::kInt4, x4, 5, 1.0f, 0, p, 2);  // 3 bytes needed
+  EXPECT_EQ(s.code(), QLINEAR_BUFFER_TOO_SMALL);
+}
+
+// A view built from a braced list keeps its own copy of the shape: the list's array is gone
+// after the declaration. (With a borrowed pointer this read freed memory: ASan reports it, and
+// without ASan the call saw a garbage shape.)
+TEST(CppApi, ViewFromBracedListOwnsItsShape) {
+  std::vector<float> data(8);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  const TensorView x(DataType::kFloat, {2, 4}, data.data());
+  std::vector<std::vector<int64_t>> churn;  // reuse the freed memory
+  for (int i = 0; i < 16; ++i) churn.emplace_back(2, 19);
+  ASSERT_EQ(x.rank, 2);
+  EXPECT_EQ(x.shape[0], 2);
+  EXPECT_EQ(x.shape[1], 4);
+  const float scales[2] = {1.0f, 2.0f};
+  const TensorView s(DataType::kFloat, {2}, scales);
+  QuantizeAttrs a;
+  a.axis = 0;
+  a.output_dtype = DataType::kInt8;
+  int8_t y[8];
+  const Status st = QuantizeLinear(x, s, nullptr, a, y, sizeof y);
+  ASSERT_TRUE(st) << st.message();
+  EXPECT_EQ(y[3], 3);
+  EXPECT_EQ(y[7], 4);  // 7 / 2 = 3.5 -> 4
+}
+
+TEST(CppApi, ViewCopiesOwnTheirShape) {
+  std::vector<float> data(8, 1.0f);
+  TensorView copy;
+  {
+    const TensorView original(DataType::kFloat, {8}, data.data());
+    copy = original;
+    EXPECT_NE(copy.shape, original.shape);
+  }
+  const TensorView copy2(copy);
+  ASSERT_EQ(copy2.rank, 1);
+  EXPECT_EQ(copy2.shape[0], 8);
+  // From a temporary vector, and beyond the inline rank (10 dimensions).
+  const TensorView from_vector(DataType::kFloat, std::vector<int64_t>{2, 4}, data.data());
+  const TensorView deep(DataType::kFloat, {1, 1, 1, 1, 1, 1, 1, 1, 2, 4}, data.data());
+  TensorView deep_copy;
+  deep_copy = deep;
+  const float scale = 0.5f;
+  const TensorView s(DataType::kFloat, nullptr, 0, &scale);
+  uint8_t y[8];
+  const std::vector<const TensorView*> views = {&copy, &copy2, &from_vector, &deep, &deep_copy};
+  for (const TensorView* v : views) {
+    ASSERT_TRUE(QuantizeLinear(*v, s, nullptr, QuantizeAttrs{}, y, sizeof y));
+    EXPECT_EQ(y[7], 2);
+  }
+  EXPECT_EQ(deep_copy.rank, 10);
+  EXPECT_NE(deep_copy.shape, deep.shape);
+  // The pointer form borrows the caller's dims.
+  const int64_t dims[1] = {8};
+  const TensorView borrowed(DataType::kFloat, dims, 1, data.data());
+  EXPECT_EQ(borrowed.shape, dims);
+  const TensorView borrowed_copy = borrowed;
+  EXPECT_EQ(borrowed_copy.shape, dims);
+}
+
+}  // namespace
+}  // namespace qlinear

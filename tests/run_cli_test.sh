@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The `qlinear` tool's arguments and output: every bad argument is named on stderr with exit
+# status 2; --help and --version go to stdout with status 0; `selftest` writes each target's row
+# when it finishes, also into a pipe or file; progress appears on a terminal only; `info` prints no
+# unknown microarchitecture and shows the target pin.
+# Usage: run_cli_test.sh QLINEAR_BINARY VERSION
+set -uo pipefail
+bin=$1 version=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+
+# expect(code, stream, regex, args...): exit status `code` and a line of `stream` (out|err)
+# matching `regex`; a usage error also leaves stdout empty.
+expect() {
+  local code=$1 stream=$2 regex=$3
+  shift 3
+  local rc=0
+  timeout 60 "$bin" "$@" > "$work/out" 2> "$work/err" || rc=$?
+  if [[ $rc -ne $code ]] || ! grep -Eq -- "$regex" "$work/$stream" ||
+     { [[ $code -eq 2 ]] && [[ -s $work/out ]]; }; then
+    echo "FAIL qlinear $*: expected exit $code and $stream matching /$regex/, got exit $rc"
+    echo "  stdout: $(head -c 400 "$work/out")"
+    echo "  stderr: $(head -c 400 "$work/err")"
+    status=1
+  else
+    echo "ok   qlinear $* -> $rc"
+  fi
+}
+
+# Bad arguments: named, exit 2.
+expect 2 err "--seconds: 'abc' is not a number of seconds" selftest --seconds abc
+expect 2 err "--seconds: -1 is outside" selftest --seconds -1
+expect 2 err "--seconds: 'nan' is not a number" selftest --seconds nan
+expect 2 err "--seconds: 0 is outside" selftest --seconds 0
+expect 2 err "--elements: '1e3' is not a whole number" demo --elements 1e3
+expect 2 err "--elements: 1000000000 is outside \[1, 268435456\]" demo --elements 1000000000
+expect 2 err "--elements: '0x10' is not a whole number" demo --elements 0x10
+expect 2 err "--elements: '-5' is not a whole number" demo --elements=-5
+expect 2 err "--bogus" demo --bogus
+expect 2 err "extra" info extra
+expect 2 err "--elements" demo --elements
+expect 2 err "PATH is required|PATH" check
+expect 2 err "OUT_DIR: At least 2 required" fuzz-seed only-one
+expect 2 err "--format" fuzz-seed --format xml a b
+expect 2 err "frobnicate" frobnicate
+expect 2 err "[Uu]sage|COMMAND|Subcommands"
+# --version and --help: stdout, exit 0.
+expect 0 out "^qlinear $version\$" --version
+expect 0 out "Subcommands|SUBCOMMAND" --help
+for c in info check demo selftest fuzz-seed; do
+  expect 0 out "Usage|Options" "$c" --help
+done
+expect 0 out "at most 256 MiB" check --help
+expect 0 out "32 folder levels" check --help
+# A valid demo (a small one) still works.
+expect 0 out "float32 -> int8" demo --elements 1000
+
+# info: no unknown microarchitecture; the pin.
+expect 0 out "target pinned: +no" info
+if grep -q "UNKNOWN" "$work/out"; then echo "FAIL info prints an unknown microarchitecture"; status=1; fi
+rc=0
+QLINEAR_TARGET=AVX2 "$bin" info > "$work/out" || rc=$?
+grep -q "^target pinned: *AVX2 (QLINEAR_TARGET)$" "$work/out" || { echo "FAIL info: no pin line"; status=1; }
+
+# selftest into a file: the first target's row is there while later targets still run.
+"$bin" selftest --seconds 4 > "$work/selftest.out" 2> "$work/selftest.err" &
+pid=$!
+rows=0
+for _ in $(seq 1 60); do
+  rows=$(grep -cE '^[A-Z0-9_]+ +[0-9]+ +[0-9]+ +pass' "$work/selftest.out" || true)
+  ((rows > 0)) && break
+  sleep 0.1
+done
+if ((rows == 0)) || ! kill -0 "$pid" 2>/dev/null; then
+  echo "FAIL selftest: no row in its output file while it ran (rows: $rows)"
+  status=1
+else
+  echo "ok   selftest wrote a row while running"
+fi
+wait "$pid" || { echo "FAIL selftest exit status"; status=1; }
+grep -q "^selftest passed$" "$work/selftest.out" || { echo "FAIL selftest result"; status=1; }
+# No progress text in a log (stderr is a file here) ...
+[[ ! -s $work/selftest.err ]] || { echo "FAIL selftest wrote to stderr: $(head -c 200 "$work/selftest.err")"; status=1; }
+# ... but on a terminal.
+if command -v script > /dev/null; then
+  script -qec "$bin selftest --seconds 1" /dev/null > "$work/tty.out" 2>&1 || true
+  grep -q "cases" "$work/tty.out" && grep -q $'\r' "$work/tty.out" ||
+    { echo "FAIL selftest shows no progress on a terminal"; status=1; }
+fi
+exit $status

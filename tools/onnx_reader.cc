@@ -1,0 +1,396 @@
+// ONNX node-test files -> tensors and one node, for `qlinear check` and fuzz/reader_fuzzer.
+#include "tools/onnx_reader.h"
+
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "lib/dtype.h"
+
+namespace qlinear {
+namespace tools {
+namespace {
+
+std::string Mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// The range an int32_data entry may hold for a type stored there: one element per entry (its
+// value, or the bits of a 16-bit float), or one packed byte of a sub-byte type.
+void EntryRange(const DTypeInfo& info, int64_t* lo, int64_t* hi) {
+  if (info.kind == Kind::kInt && info.bits >= 8) {
+    *lo = info.qmin;
+    *hi = info.qmax;
+    return;
+  }
+  *lo = 0;
+  *hi = info.bits == 16 ? 0xFFFF : 0xFF;  // float16/bfloat16 bits; float8 codes; packed bytes
+}
+
+bool DecodeTensor(const onnx::TensorProto& t, const std::string& where, Tensor* out,
+                  std::string* err) {
+  out->name = t.name();
+  out->dtype = t.data_type();
+  out->dims.clear();
+  out->bytes.clear();
+  const DTypeInfo* info = FindDType(t.data_type());
+  if (info == nullptr) {
+    *err = where + ": unsupported or unknown dtype code " + std::to_string(t.data_type());
+    return false;
+  }
+  if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
+    *err = where + ": external data is not supported";
+    return false;
+  }
+  if (t.dims_size() > QLINEAR_MAX_RANK) {
+    *err = where + ": rank " + std::to_string(t.dims_size()) + " is over " +
+           std::to_string(QLINEAR_MAX_RANK);
+    return false;
+  }
+  // Element count and storage, checked against the limit before anything is allocated (the
+  // smallest type, 2 bits, packs four elements per byte).
+  uint64_t n = 1;
+  bool empty = false;
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      *err = where + ": dimension " + std::to_string(d) + " is negative";
+      return false;
+    }
+    empty |= d == 0;
+  }
+  for (int64_t d : t.dims()) {
+    if (empty) break;
+    if (static_cast<uint64_t>(d) > kMaxTensorBytes * 4 / n) {
+      *err = where + ": dims declare more elements than the " + Mib(kMaxTensorBytes) +
+             " tensor limit allows";
+      return false;
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  if (empty) n = 0;
+  const uint64_t nbytes = StorageBytes(info->type, n);
+  if (nbytes > kMaxTensorBytes) {
+    *err = where + ": " + std::to_string(n) + " elements of " + info->name + " take " +
+           std::to_string(nbytes) + " bytes, over the " + Mib(kMaxTensorBytes) + " tensor limit";
+    return false;
+  }
+  out->dims.assign(t.dims().begin(), t.dims().end());
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes) {
+      *err = where + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " +
+             std::to_string(n) + " elements of " + info->name + " need " + std::to_string(nbytes);
+      return false;
+    }
+    out->bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    return true;
+  }
+  auto count_error = [&](const char* field, int have, uint64_t want) {
+    *err = where + ": " + field + " has " + std::to_string(have) + " entries, dims need " +
+           std::to_string(want);
+    return false;
+  };
+  if (info->type == DType::kFloat32) {
+    if (static_cast<uint64_t>(t.float_data_size()) != n) {
+      return count_error("float_data", t.float_data_size(), n);
+    }
+    out->bytes.resize(nbytes);
+    if (nbytes > 0) std::memcpy(out->bytes.data(), t.float_data().data(), nbytes);
+    return true;
+  }
+  // Everything else sits in int32_data: one element per entry, except the packed sub-byte
+  // types, where each entry holds one packed byte. A value outside what the entry can hold is
+  // an error, never truncated to its low bits.
+  const uint64_t entries = info->bits < 8 ? nbytes : n;
+  if (static_cast<uint64_t>(t.int32_data_size()) != entries) {
+    return count_error("int32_data", t.int32_data_size(), entries);
+  }
+  int64_t lo = 0, hi = 0;
+  EntryRange(*info, &lo, &hi);
+  const int width = info->bits < 8 ? 1 : info->bits / 8;
+  for (uint64_t i = 0; i < entries; ++i) {
+    const int32_t v = t.int32_data(static_cast<int>(i));
+    if (v < lo || v > hi) {
+      *err = where + ": int32_data[" + std::to_string(i) + "] = " + std::to_string(v) +
+             " is outside " + info->name + "'s range [" + std::to_string(lo) + ", " +
+             std::to_string(hi) + "]" + (info->bits < 8 ? " (one packed byte per entry)" : "");
+      return false;
+    }
+  }
+  out->bytes.resize(nbytes);
+  for (uint64_t i = 0; i < entries; ++i) {
+    const uint32_t v = static_cast<uint32_t>(t.int32_data(static_cast<int>(i)));
+    const uint8_t le[4] = {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8),
+                           static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 24)};
+    std::memcpy(out->bytes.data() + i * width, le, width);  // little-endian, as raw_data
+  }
+  return true;
+}
+
+// An int attribute's value, checked: type INT, and (int32_only) within int32.
+bool IntAttribute(const onnx::AttributeProto& a, bool int32_only, int64_t* v, std::string* err) {
+  if (a.has_type() && a.type() != onnx::AttributeProto::INT) {
+    *err = "attribute " + a.name() + ": not an int (type " + std::to_string(a.type()) + ")";
+    return false;
+  }
+  if (!a.has_i()) {
+    *err = "attribute " + a.name() + ": has no int value";
+    return false;
+  }
+  *v = a.i();
+  if (int32_only && (*v < INT32_MIN || *v > INT32_MAX)) {
+    *err = "attribute " + a.name() + ": " + std::to_string(*v) +
+           " is outside the int32 range of the C attribute";
+    return false;
+  }
+  return true;
+}
+
+// The node's attributes into the C structs: each known to the op, given once, in its domain.
+bool DecodeAttributes(const onnx::NodeProto& node, NodeCase* c, std::string* err) {
+  const bool q = c->op == "QuantizeLinear", dq = c->op == "DequantizeLinear";
+  std::set<std::string> seen;
+  for (const auto& a : node.attribute()) {
+    const std::string& name = a.name();
+    if (!seen.insert(name).second) {
+      *err = "attribute " + name + ": given twice";
+      return false;
+    }
+    const bool known = (q || dq) && (name == "axis" || name == "block_size" ||
+                                     name == "output_dtype" || (q && (name == "saturate" ||
+                                                                      name == "precision")));
+    if (!known) {
+      *err = "attribute " + name + ": " + c->op + " has no such attribute";
+      return false;
+    }
+    int64_t v = 0;
+    const bool wide = name == "axis" || name == "block_size";  // int64 in the C structs
+    if (!IntAttribute(a, !wide, &v, err)) return false;
+    if (name == "saturate" && v != 0 && v != 1) {
+      *err = "attribute saturate: must be 0 or 1, got " + std::to_string(v);
+      return false;
+    }
+    if (name == "axis") {
+      c->quantize.axis = c->dequantize.axis = v;
+    } else if (name == "block_size") {
+      c->quantize.block_size = c->dequantize.block_size = v;
+    } else if (name == "output_dtype") {
+      c->quantize.output_dtype = c->dequantize.output_dtype = static_cast<int32_t>(v);
+    } else if (name == "saturate") {
+      c->quantize.saturate = static_cast<int32_t>(v);
+    } else {
+      c->quantize.precision = static_cast<int32_t>(v);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int64_t Tensor::count() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+bool DecodeTensorBytes(const void* data, size_t size, const std::string& where, Tensor* t,
+                       std::string* err) {
+  onnx::TensorProto proto;
+  if (size > static_cast<size_t>(INT_MAX) || !proto.ParseFromArray(data, static_cast<int>(size))) {
+    *err = where + ": not a TensorProto (parse failed)";
+    return false;
+  }
+  return DecodeTensor(proto, where, t, err);
+}
+
+ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::string* err) {
+  *c = NodeCase{};
+  qlinear_quantize_attrs_init(&c->quantize);
+  qlinear_dequantize_attrs_init(&c->dequantize);
+  if (size == 0) {
+    *err = "model.onnx: the file is empty";
+    return ModelResult::kError;
+  }
+  onnx::ModelProto model;
+  if (size > static_cast<size_t>(INT_MAX) || !model.ParseFromArray(data, static_cast<int>(size))) {
+    *err = "model.onnx: not a ModelProto (parse failed)";
+    return ModelResult::kError;
+  }
+  const onnx::GraphProto& g = model.graph();
+  if (g.node_size() == 0) {
+    *err = "model.onnx: the graph has no node";
+    return ModelResult::kError;
+  }
+  if (g.node_size() != 1) {
+    *err = "graph has " + std::to_string(g.node_size()) + " nodes (only single-node tests run)";
+    return ModelResult::kSkip;
+  }
+  const onnx::NodeProto& node = g.node(0);
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    *err = "node domain '" + node.domain() + "' is not ai.onnx";
+    return ModelResult::kError;
+  }
+  c->op = node.op_type();
+  if (c->op != "QuantizeLinear" && c->op != "DequantizeLinear" && c->op != "DynamicQuantizeLinear") {
+    *err = "unsupported op '" + c->op +
+           "' (qlinear runs QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear)";
+    return ModelResult::kError;
+  }
+  bool have_opset = false;
+  for (const auto& o : model.opset_import()) {
+    if (!o.domain().empty() && o.domain() != "ai.onnx") continue;
+    if (o.version() < 1 || o.version() > INT32_MAX) {
+      *err = "opset_import: ai.onnx version " + std::to_string(o.version()) +
+             " is outside [1, 2147483647]";
+      return ModelResult::kError;
+    }
+    c->opset = static_cast<int32_t>(o.version());
+    have_opset = true;
+  }
+  if (!have_opset) {
+    *err = "model.onnx: no ai.onnx opset_import";
+    return ModelResult::kError;
+  }
+  c->quantize.opset = c->dequantize.opset = c->opset;
+  if (!DecodeAttributes(node, c, err)) return ModelResult::kError;
+
+  const size_t max_inputs = c->op == "DynamicQuantizeLinear" ? 1 : 3;
+  const size_t min_inputs = c->op == "DynamicQuantizeLinear" ? 1 : 2;
+  if (static_cast<size_t>(node.input_size()) < min_inputs ||
+      static_cast<size_t>(node.input_size()) > max_inputs) {
+    *err = c->op + " takes " + std::to_string(min_inputs) + " to " + std::to_string(max_inputs) +
+           " inputs, the node has " + std::to_string(node.input_size());
+    return ModelResult::kError;
+  }
+  c->inputs.assign(node.input().begin(), node.input().end());
+  c->outputs = static_cast<size_t>(node.output_size());
+  for (const auto& t : g.initializer()) {
+    Tensor v;
+    if (!DecodeTensor(t, "initializer " + t.name(), &v, err)) return ModelResult::kError;
+    c->initializers[t.name()] = std::move(v);
+  }
+  for (const auto& i : g.input()) {
+    if (!c->initializers.count(i.name())) c->fed.push_back(i.name());
+  }
+  return ModelResult::kOk;
+}
+
+bool ReadFileCapped(const std::string& path, const std::string& name, std::string* out,
+                    std::string* err) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    *err = name + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *err = name + ": not a regular file";
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
+    *err = name + ": " + std::to_string(st.st_size) + " bytes, over the " + Mib(kMaxFileBytes) +
+           " file limit";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = name + ": cannot open";
+    return false;
+  }
+  out->clear();
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof(buf));
+    out->append(buf, static_cast<size_t>(in.gcount()));
+    if (out->size() > kMaxFileBytes) {
+      *err = name + ": grew beyond the " + Mib(kMaxFileBytes) + " file limit while read";
+      out->clear();
+      return false;
+    }
+  }
+  if (in.bad()) {
+    *err = name + ": read error";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string LastError(qlinear_status s) {
+  return std::string(qlinear_status_name(s)) + ": " + qlinear_last_error();
+}
+
+bool OutputFits(size_t bytes, std::string* err) {
+  if (bytes <= kMaxTensorBytes) return true;
+  *err = "the output would take " + std::to_string(bytes) + " bytes, over the " +
+         Mib(kMaxTensorBytes) + " tensor limit";
+  return false;
+}
+
+}  // namespace
+
+bool RunNode(const NodeCase& c, const std::vector<const Tensor*>& in, std::vector<Tensor>* out,
+             bool* rejected, std::string* err) {
+  *rejected = false;
+  auto at = [&](size_t k) -> const Tensor* { return k < in.size() ? in[k] : nullptr; };
+  if (c.op == "DynamicQuantizeLinear") {
+    if (at(0) == nullptr) {
+      *err = "missing input x";
+      return false;
+    }
+    const qlinear_tensor x = at(0)->c();
+    Tensor y, s, z;
+    y.dtype = QLINEAR_DTYPE_UINT8;
+    y.dims = at(0)->dims;
+    if (!OutputFits(static_cast<size_t>(at(0)->count()), err)) return false;
+    y.bytes.assign(static_cast<size_t>(at(0)->count()), 0);
+    s.dtype = QLINEAR_DTYPE_FLOAT;
+    s.bytes.assign(4, 0);
+    z.dtype = QLINEAR_DTYPE_UINT8;
+    z.bytes.assign(1, 0);
+    float scale = 0;
+    const qlinear_status st = qlinear_dynamic_quantize_linear(&x, y.bytes.data(), y.bytes.size(),
+                                                              &scale, z.bytes.data());
+    if (st != QLINEAR_OK) {
+      *rejected = true;
+      *err = LastError(st);
+      return false;
+    }
+    std::memcpy(s.bytes.data(), &scale, 4);
+    *out = {y, s, z};
+    return true;
+  }
+  if (at(0) == nullptr || at(1) == nullptr) {
+    *err = "missing input " + std::string(at(0) == nullptr ? "x" : "scale");
+    return false;
+  }
+  const qlinear_tensor x = at(0)->c(), scale = at(1)->c();
+  qlinear_tensor zp{};
+  if (at(2) != nullptr) zp = at(2)->c();
+  const qlinear_tensor* zpp = at(2) != nullptr ? &zp : nullptr;
+  Tensor y;
+  y.dims = at(0)->dims;
+  size_t bytes = 0;
+  const bool quantize = c.op == "QuantizeLinear";
+  qlinear_status st =
+      quantize ? qlinear_quantize_output_info(&x, &scale, zpp, &c.quantize, &y.dtype, &bytes)
+               : qlinear_dequantize_output_info(&x, &scale, zpp, &c.dequantize, &y.dtype, &bytes);
+  if (st == QLINEAR_OK) {
+    if (!OutputFits(bytes, err)) return false;
+    y.bytes.assign(bytes, 0);
+    st = quantize ? qlinear_quantize_linear(&x, &scale, zpp, &c.quantize, y.bytes.data(), bytes)
+                  : qlinear_dequantize_linear(&x, &scale, zpp, &c.dequantize, y.bytes.data(), bytes);
+  }
+  if (st != QLINEAR_OK) {
+    *rejected = true;
+    *err = LastError(st);
+    return false;
+  }
+  *out = {y};
+  return true;
+}
+
+}  // namespace tools
+}  // namespace qlinear
