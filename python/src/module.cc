@@ -123,9 +123,9 @@ std::string StorageNames(int32_t code, bool packed) {
   return s;
 }
 
-// The qlinear type NumPy's own dtype stands for; TypeError for dtypes ONNX Q/DQ has no use for.
-int32_t NativeType(const PyArray_Descr* d, const char* arg) {
-  switch (d->type_num) {
+// The qlinear type NumPy's own dtype stands for, or 0.
+int32_t TypeOfNumpy(int type_num) {
+  switch (type_num) {
     case NPY_FLOAT32: return QLINEAR_DTYPE_FLOAT;
     case NPY_FLOAT16: return QLINEAR_DTYPE_FLOAT16;
     case NPY_UINT8: return QLINEAR_DTYPE_UINT8;
@@ -133,8 +133,13 @@ int32_t NativeType(const PyArray_Descr* d, const char* arg) {
     case NPY_UINT16: return QLINEAR_DTYPE_UINT16;
     case NPY_INT16: return QLINEAR_DTYPE_INT16;
     case NPY_INT32: return QLINEAR_DTYPE_INT32;
-    default: break;
+    default: return 0;
   }
+}
+
+// An array's type from its dtype; TypeError for dtypes ONNX Q/DQ has no use for.
+int32_t NativeType(const PyArray_Descr* d, const char* arg) {
+  if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
   const std::string name = NumpyName(d->type_num);
   if (d->type_num == NPY_FLOAT64) {
     Raise(PyExc_TypeError, Format("%s: float64 arrays are not accepted (ONNX Q/DQ has no float64 tensors); "
@@ -184,7 +189,10 @@ int32_t ParseType(py::handle spec, const char* arg) {
           Format("%s: expected an ONNX type name, a TensorProto code or a NumPy dtype, got %s", arg, r.c_str()));
   }
   py::object keep = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(d));
-  return NativeType(d, arg);
+  if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
+  const std::string name = NumpyName(d->type_num);
+  Raise(PyExc_TypeError, Format("%s: NumPy's %s is not a type of ONNX QuantizeLinear/DequantizeLinear", arg,
+                                name.c_str()));
 }
 
 // ---- memory extents (out= must not overlap an input) -------------------------------------------
@@ -1011,7 +1019,9 @@ py::object Pack(py::handle codes, py::handle dtype) {
   c.LoadArray(codes, "codes", type, 0, false, "dtype");
   PackWhole(c, "codes");
   py::object bytes = NewBytes(StorageBytes(type, c.size()));
-  std::memcpy(PyArray_DATA(Arr(bytes)), c.view().data, static_cast<size_t>(PyArray_SIZE(Arr(bytes))));
+  if (PyArray_SIZE(Arr(bytes)) > 0) {
+    std::memcpy(PyArray_DATA(Arr(bytes)), c.view().data, static_cast<size_t>(PyArray_SIZE(Arr(bytes))));
+  }
   return bytes;
 }
 
@@ -1022,7 +1032,7 @@ py::object Unpack(py::handle packed, py::handle dtype, py::handle shape) {
   const Coverage c = Cover(p, shape, py::none(), py::none(), "packed");
   Output y;
   y.Prepare(py::none(), type, c.count, false, c.rank, c.dims, -1, {});
-  std::memcpy(y.dest, p.view().data, y.bytes);
+  if (y.bytes > 0) std::memcpy(y.dest, p.view().data, y.bytes);
   y.Finish();
   return y.array;
 }

@@ -135,6 +135,9 @@ def test_arrays_numpy_can_view_and_layouts():
     np.testing.assert_array_equal(qlinear.quantize_linear(x.astype(">f4"), 0.5), want)
     flat = x.reshape(-1)
     np.testing.assert_array_equal(qlinear.quantize_linear(memoryview(flat), 0.5), want.reshape(-1))
+    unaligned = np.frombuffer(b"\0" + flat.tobytes(), np.float32, offset=1)  # read in place: no alignment needed
+    assert unaligned.ctypes.data % 4 != 0
+    np.testing.assert_array_equal(qlinear.quantize_linear(unaligned, 0.5), want.reshape(-1))
     np.testing.assert_array_equal(qlinear.quantize_linear(array.array("f", flat.tolist()), 0.5),
                                   want.reshape(-1))
     # Per-axis scales given as a non-contiguous view.

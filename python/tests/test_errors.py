@@ -57,7 +57,7 @@ def test_unknown_type_names():
         qlinear.quantize_linear(X, 0.1, x_dtype="FLOAT")
     with raises(TypeError, "output_dtype: 7 is not a TensorProto type code that qlinear handles"):
         qlinear.quantize_linear(X, 0.1, output_dtype=7)
-    with raises(TypeError, "precision: float64 arrays are not accepted"):
+    with raises(TypeError, "precision: NumPy's float64 is not a type of ONNX QuantizeLinear/DequantizeLinear"):
         qlinear.quantize_linear(X, 0.1, precision=np.float64)
     with raises(TypeError, "dtype: expected an ONNX type name, a TensorProto code or a NumPy dtype, got 1.5"):
         qlinear.dtype_name(1.5)
