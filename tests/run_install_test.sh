@@ -18,7 +18,7 @@ echo "== configure (no install prefix), build, install --prefix: qlinear $versio
 # Packaging is under test, not the kernels: the scalar target alone keeps the build short.
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DQLINEAR_HWY_DISABLED_TARGETS="HWY_SSSE3|HWY_SSE4|HWY_AVX2|HWY_AVX3|HWY_AVX3_DL" \
-  -DQLINEAR_BUILD_TESTS=OFF -DQLINEAR_BUILD_BENCH=OFF >/dev/null
+  -DQLINEAR_BUILD_TESTS=OFF -DQLINEAR_BUILD_BENCH=OFF -DQLINEAR_BUILD_PYTHON=OFF >/dev/null
 cmake --build "$build" -j 2 >/dev/null
 cmake --install "$build" --prefix "$work/installed" >/dev/null
 mv "$work/installed" "$work/moved"  # nothing may remember the install prefix

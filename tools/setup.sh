@@ -12,7 +12,8 @@ mode=${1:-}
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 need=(g++ cmake ninja-build pkg-config libhwy-dev libcpu-features-dev libcli11-dev libgtest-dev libgmock-dev
       libbenchmark-dev libonnx-dev libprotobuf-dev protobuf-compiler
-      libxnnpack-dev libpthreadpool-dev libopenmpi-dev openmpi-bin)
+      libxnnpack-dev libpthreadpool-dev libopenmpi-dev openmpi-bin
+      python3-dev python3-numpy pybind11-dev python3-pytest python3-venv python3-setuptools python3-wheel python3-onnx)
 need_arm=()
 if [[ $mode == test ]]; then
   need+=(g++-aarch64-linux-gnu qemu-user clang libclang-rt-14-dev)
@@ -41,6 +42,7 @@ if [[ $mode == run ]]; then
   cmake --workflow --preset release
   build/release/tools/qlinear info
   build/release/tools/qlinear demo
+  PYTHONPATH=build/release/python /usr/bin/python3 docs/examples/example.py
   exit 0
 fi
 

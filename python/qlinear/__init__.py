@@ -1,0 +1,38 @@
+"""qlinear: ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear on NumPy arrays.
+
+Bit-exact with the ONNX semantics for every opset (10-25) and type, on the best SIMD target of
+this CPU. A thin layer over the library's C ABI; see docs/python.md of the project.
+"""
+from ._qlinear import (
+    NEWEST_OPSET,
+    __version__,
+    active_target,
+    compiled_targets,
+    dequantize_linear,
+    dtype_name,
+    dynamic_quantize_linear,
+    openmp_enabled,
+    pack,
+    quantize_linear,
+    quantize_linear_backward,
+    quantize_linear_masked,
+    supported_targets,
+    unpack,
+)
+
+__all__ = [
+    "NEWEST_OPSET",
+    "__version__",
+    "active_target",
+    "compiled_targets",
+    "dequantize_linear",
+    "dtype_name",
+    "dynamic_quantize_linear",
+    "openmp_enabled",
+    "pack",
+    "quantize_linear",
+    "quantize_linear_backward",
+    "quantize_linear_masked",
+    "supported_targets",
+    "unpack",
+]

@@ -1,0 +1,1175 @@
+// qlinear for Python: a thin pybind11 layer over the C ABI (include/qlinear/qlinear.h).
+//
+// This file only converts: NumPy arrays and Python numbers to qlinear_tensor views, type names to
+// dtype codes, one-code-per-element sub-byte arrays to the packed layout and back, statuses to
+// exceptions. Every rule of the operators is the C library's, and so are its messages.
+#include <pybind11/pybind11.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+
+#include <qlinear/qlinear.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// ---- messages and exceptions -----------------------------------------------------------------
+
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  return buf;
+}
+
+[[noreturn]] void Raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+// A rejected C call: the library's message, the exception its status stands for.
+[[noreturn]] void RaiseStatus(qlinear_status status) {
+  std::string message = qlinear_last_error();
+  if (message.empty()) message = qlinear_status_name(status);
+  switch (status) {
+    case QLINEAR_UNSUPPORTED_TYPE: Raise(PyExc_TypeError, message);
+    case QLINEAR_OUT_OF_MEMORY: Raise(PyExc_MemoryError, message);
+    case QLINEAR_INVALID_ARGUMENT:
+    case QLINEAR_BUFFER_TOO_SMALL: Raise(PyExc_ValueError, message);
+    default: Raise(PyExc_RuntimeError, message);
+  }
+}
+
+void Check(qlinear_status status) {
+  if (status != QLINEAR_OK) RaiseStatus(status);
+}
+
+// ---- types -------------------------------------------------------------------------------------
+
+// How a NumPy array holds one element of a qlinear type: `storage` is the NumPy type of one
+// element (for sub-byte types: one code per element), `alt_storage` a second accepted one.
+struct TypeFacts {
+  int bits = 0;  // 0: not a type of this library
+  int storage = -1;
+  int alt_storage = -1;
+  int code_min = 0, code_max = 0;  // sub-byte types: the codes an unpacked array may hold
+};
+
+TypeFacts Facts(int64_t code) {
+  switch (code) {
+    case QLINEAR_DTYPE_FLOAT: return {32, NPY_FLOAT32};
+    case QLINEAR_DTYPE_UINT8: return {8, NPY_UINT8};
+    case QLINEAR_DTYPE_INT8: return {8, NPY_INT8};
+    case QLINEAR_DTYPE_UINT16: return {16, NPY_UINT16};
+    case QLINEAR_DTYPE_INT16: return {16, NPY_INT16};
+    case QLINEAR_DTYPE_INT32: return {32, NPY_INT32};
+    case QLINEAR_DTYPE_FLOAT16: return {16, NPY_FLOAT16};
+    case QLINEAR_DTYPE_BFLOAT16: return {16, NPY_UINT16, NPY_INT16};
+    case QLINEAR_DTYPE_FLOAT8E4M3FN:
+    case QLINEAR_DTYPE_FLOAT8E4M3FNUZ:
+    case QLINEAR_DTYPE_FLOAT8E5M2:
+    case QLINEAR_DTYPE_FLOAT8E5M2FNUZ:
+    case QLINEAR_DTYPE_FLOAT8E8M0: return {8, NPY_UINT8};
+    case QLINEAR_DTYPE_UINT4:
+    case QLINEAR_DTYPE_FLOAT4E2M1: return {4, NPY_UINT8, -1, 0, 15};
+    case QLINEAR_DTYPE_INT4: return {4, NPY_INT8, -1, -8, 7};
+    case QLINEAR_DTYPE_UINT2: return {2, NPY_UINT8, -1, 0, 3};
+    case QLINEAR_DTYPE_INT2: return {2, NPY_INT8, -1, -2, 1};
+    default: return {};
+  }
+}
+
+bool IsSubByte(int32_t code) { return Facts(code).bits > 0 && Facts(code).bits < 8; }
+
+// Bytes that n elements occupy in the C layout (sub-byte types packed).
+int64_t StorageBytes(int32_t code, int64_t n) {
+  const int bits = Facts(code).bits;
+  return bits < 8 ? (n * bits + 7) / 8 : n * (bits / 8);
+}
+
+const char* TypeName(int32_t code) { return qlinear_dtype_name(code); }
+
+std::string NumpyName(int type_num) {
+  PyArray_Descr* d = PyArray_DescrFromType(type_num);
+  if (d == nullptr) {
+    PyErr_Clear();
+    return "?";
+  }
+  std::string name = py::str(reinterpret_cast<PyObject*>(d));
+  Py_DECREF(d);
+  return name;
+}
+
+std::string StorageNames(int32_t code, bool packed) {
+  const TypeFacts f = Facts(code);
+  if (packed && f.bits < 8) return "uint8 (packed bytes)";
+  std::string s = NumpyName(f.storage);
+  if (f.alt_storage >= 0) s += " or " + NumpyName(f.alt_storage);
+  if (f.bits < 8) s += " (one code per element)";
+  return s;
+}
+
+// The qlinear type NumPy's own dtype stands for, or 0.
+int32_t TypeOfNumpy(int type_num) {
+  switch (type_num) {
+    case NPY_FLOAT32: return QLINEAR_DTYPE_FLOAT;
+    case NPY_FLOAT16: return QLINEAR_DTYPE_FLOAT16;
+    case NPY_UINT8: return QLINEAR_DTYPE_UINT8;
+    case NPY_INT8: return QLINEAR_DTYPE_INT8;
+    case NPY_UINT16: return QLINEAR_DTYPE_UINT16;
+    case NPY_INT16: return QLINEAR_DTYPE_INT16;
+    case NPY_INT32: return QLINEAR_DTYPE_INT32;
+    default: return 0;
+  }
+}
+
+// An array's type from its dtype; TypeError for dtypes ONNX Q/DQ has no use for.
+int32_t NativeType(const PyArray_Descr* d, const char* arg) {
+  if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
+  const std::string name = NumpyName(d->type_num);
+  if (d->type_num == NPY_FLOAT64) {
+    Raise(PyExc_TypeError, Format("%s: float64 arrays are not accepted (ONNX Q/DQ has no float64 tensors); "
+                                  "convert explicitly, e.g. with .astype(numpy.float32)", arg));
+  }
+  Raise(PyExc_TypeError,
+        Format("%s: %s arrays are not accepted (float32, float16, int8, uint8, int16, uint16 and int32 are)",
+               arg, name.c_str()));
+}
+
+bool StorageFits(int32_t code, int type_num, bool packed) {
+  const TypeFacts f = Facts(code);
+  if (f.bits == 0) return false;
+  if (packed && f.bits < 8) return type_num == NPY_UINT8;
+  return type_num == f.storage || (f.alt_storage >= 0 && type_num == f.alt_storage);
+}
+
+// A type given by its ONNX name (as qlinear_dtype_name spells it), TensorProto code or NumPy
+// dtype; 0 for None.
+int32_t ParseType(py::handle spec, const char* arg) {
+  if (spec.is_none()) return 0;
+  if (PyUnicode_Check(spec.ptr())) {
+    const char* name = PyUnicode_AsUTF8(spec.ptr());
+    if (name == nullptr) throw py::error_already_set();
+    for (int32_t code = 1; code <= 26; ++code) {
+      if (Facts(code).bits != 0 && std::strcmp(name, TypeName(code)) == 0) return code;
+    }
+    std::string known;
+    for (int32_t code = 1; code <= 26; ++code) {
+      if (Facts(code).bits != 0) known += (known.empty() ? "" : ", ") + std::string(TypeName(code));
+    }
+    Raise(PyExc_TypeError, Format("%s: unknown type name '%s' (one of: %s)", arg, name, known.c_str()));
+  }
+  if (PyLong_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
+    const long long code = PyLong_AsLongLong(spec.ptr());
+    if (code == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (Facts(code).bits == 0) {
+      Raise(PyExc_TypeError, Format("%s: %lld is not a TensorProto type code that qlinear handles", arg, code));
+    }
+    return static_cast<int32_t>(code);
+  }
+  PyArray_Descr* d = nullptr;
+  if (PyArray_DescrConverter2(spec.ptr(), &d) == 0 || d == nullptr) {
+    PyErr_Clear();
+    const std::string r = py::repr(spec);
+    Raise(PyExc_TypeError,
+          Format("%s: expected an ONNX type name, a TensorProto code or a NumPy dtype, got %s", arg, r.c_str()));
+  }
+  py::object keep = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(d));
+  if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
+  const std::string name = NumpyName(d->type_num);
+  Raise(PyExc_TypeError, Format("%s: NumPy's %s is not a type of ONNX QuantizeLinear/DequantizeLinear", arg,
+                                name.c_str()));
+}
+
+// ---- memory extents (out= must not overlap an input) -------------------------------------------
+
+struct Extent {
+  const char* lo = nullptr;
+  const char* hi = nullptr;  // one past the last byte
+  bool Overlaps(const Extent& o) const { return lo < hi && o.lo < o.hi && lo < o.hi && o.lo < hi; }
+};
+
+Extent ExtentOf(PyArrayObject* a) {
+  Extent e;
+  if (PyArray_SIZE(a) == 0) return e;
+  const char* base = PyArray_BYTES(a);
+  npy_intp lo = 0, hi = PyArray_ITEMSIZE(a);
+  for (int i = 0; i < PyArray_NDIM(a); ++i) {
+    const npy_intp span = (PyArray_DIM(a, i) - 1) * PyArray_STRIDE(a, i);
+    (span < 0 ? lo : hi) += span;
+  }
+  e.lo = base + lo;
+  e.hi = base + hi;
+  return e;
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+PyArrayObject* Arr(const py::object& o) { return reinterpret_cast<PyArrayObject*>(o.ptr()); }
+
+// Any object NumPy can view or convert (ndarray, buffer protocol, __array__, sequences).
+py::object ToArray(py::handle obj) {
+  if (PyArray_Check(obj.ptr())) return py::reinterpret_borrow<py::object>(obj);
+  PyObject* a = PyArray_FromAny(obj.ptr(), nullptr, 0, 0, 0, nullptr);
+  if (a == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(a);
+}
+
+bool IsBool(py::handle o) { return PyBool_Check(o.ptr()) || PyArray_IsScalar(o.ptr(), Bool); }
+bool IsIntNumber(py::handle o) {
+  return !IsBool(o) && (PyLong_Check(o.ptr()) || PyArray_IsScalar(o.ptr(), Integer));
+}
+// A number taken by value: Python numbers, and NumPy scalars of types qlinear has no use for
+// (numpy.int64(3) is the number 3). NumPy scalars of the accepted dtypes (numpy.int8(3),
+// numpy.float16(0.5)) are 0-d arrays of their dtype.
+bool IsNumber(py::handle o) {
+  if (PyArray_Check(o.ptr())) return false;
+  if (!IsIntNumber(o) && !PyFloat_Check(o.ptr()) && !PyArray_IsScalar(o.ptr(), Floating)) return false;
+  if (!PyArray_IsScalar(o.ptr(), Generic) || PyFloat_Check(o.ptr())) return true;  // numpy.float64 too
+  PyArray_Descr* d = PyArray_DescrFromScalar(o.ptr());
+  if (d == nullptr) throw py::error_already_set();
+  const int type_num = d->type_num;
+  Py_DECREF(d);
+  return !(type_num == NPY_FLOAT32 || type_num == NPY_FLOAT16 || type_num == NPY_INT8 || type_num == NPY_UINT8 ||
+           type_num == NPY_INT16 || type_num == NPY_UINT16 || type_num == NPY_INT32);
+}
+
+// One tensor argument as the C call sees it. Not copyable: `view` points into the object.
+class Operand {
+ public:
+  Operand() = default;
+  Operand(const Operand&) = delete;
+  Operand& operator=(const Operand&) = delete;
+
+  const qlinear_tensor* get() const { return present_ ? &view_ : nullptr; }
+  qlinear_tensor& view() { return view_; }
+  int32_t type() const { return view_.dtype; }
+  int rank() const { return view_.rank; }
+  const int64_t* dims() const { return dims_; }
+  int64_t size() const { return size_; }  // elements (packed arrays: bytes) the array holds
+  bool packed() const { return packed_; }
+  int storage() const { return storage_; }
+  const Extent& extent() const { return extent_; }
+  PyArrayObject* array() const { return Arr(array_); }
+
+  // An array argument. Its type: `declared` if given, else `hint` when the array's dtype can hold
+  // it (a zero point's type follows the output's / x's), else what the NumPy dtype stands for.
+  // `packed`: sub-byte types arrive as packed bytes (flat uint8) instead of one code per element.
+  void LoadArray(py::handle obj, const char* arg, int32_t declared, int32_t hint, bool packed,
+                 const char* type_keyword) {
+    py::object a = ToArray(obj);
+    PyArray_Descr* d = PyArray_DESCR(Arr(a));
+    const int type_num = d->type_num;
+    int32_t type = declared;
+    if (type == 0 && hint != 0 && StorageFits(hint, type_num, packed)) type = hint;
+    if (type == 0) type = NativeType(d, arg);
+    if (!StorageFits(type, type_num, packed)) {
+      const std::string got = NumpyName(type_num);
+      Raise(PyExc_TypeError,
+            Format("%s: %s%s%s is stored as %s, not %s", arg, type_keyword, *type_keyword ? "=" : "",
+                   TypeName(type), StorageNames(type, packed).c_str(), got.c_str()));
+    }
+    extent_ = ExtentOf(Arr(a));
+    if (!PyArray_IS_C_CONTIGUOUS(Arr(a)) || !PyArray_ISNOTSWAPPED(Arr(a))) {
+      // One copy into native byte order, C order (the C ABI reads dense row-major tensors).
+      PyObject* c = PyArray_FromArray(Arr(a), PyArray_DescrFromType(type_num), NPY_ARRAY_C_CONTIGUOUS);
+      if (c == nullptr) throw py::error_already_set();
+      a = py::reinterpret_steal<py::object>(c);
+    }
+    Adopt(a, type_num, type);
+    packed_ = packed && IsSubByte(type);
+  }
+
+  // Any array, as it is (C-contiguous): the clamp mask.
+  void LoadRaw(py::handle obj) {
+    py::object a = ToArray(obj);
+    extent_ = ExtentOf(Arr(a));
+    if (!PyArray_IS_C_CONTIGUOUS(Arr(a))) {
+      PyObject* c = PyArray_NewCopy(Arr(a), NPY_CORDER);
+      if (c == nullptr) throw py::error_already_set();
+      a = py::reinterpret_steal<py::object>(c);
+    }
+    Adopt(a, PyArray_DESCR(Arr(a))->type_num, 0);
+  }
+
+  // A Python or NumPy number as a scale: float32 (rank 0).
+  void LoadScaleNumber(py::handle obj, int32_t declared) {
+    if (declared != 0 && declared != QLINEAR_DTYPE_FLOAT) {
+      Raise(PyExc_TypeError,
+            Format("scale: a number scale is float32; pass an array for scale_dtype=%s", TypeName(declared)));
+    }
+    const double v = PyFloat_AsDouble(obj.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    const float f = static_cast<float>(v);
+    std::memcpy(scalar_, &f, sizeof(f));
+    LoadScalar(QLINEAR_DTYPE_FLOAT);
+  }
+
+  // A Python or NumPy number as a zero point of `type`: an int is range-checked against the type;
+  // float8/float4 types take the value (int or float) when the format holds it exactly.
+  void LoadZeroPointNumber(py::handle obj, int32_t type);
+
+  template <class Int>  // npy_intp or int64_t
+  void SetShape(int rank, const Int* dims) {
+    view_.rank = rank;
+    for (int i = 0; i < rank; ++i) dims_[i] = dims[i];
+    view_.shape = rank > 0 ? dims_ : nullptr;
+  }
+
+  // Unpacked sub-byte codes: packs elements [first, first + count) for the C call, each code
+  // range-checked (never masked). Run without the GIL.
+  int64_t PackCodes(int64_t first, int64_t count);
+  [[noreturn]] void RaiseBadCode(const char* arg, int64_t index) const;
+  bool NeedsPacking() const { return present_ && IsSubByte(type()) && !packed_; }
+
+  // Data pointer of element `first` (only for types of whole bytes, or after PackCodes).
+  void Offset(int64_t first) {
+    if (!IsSubByte(type())) view_.data = PyArray_BYTES(array()) + first * (Facts(type()).bits / 8);
+  }
+
+ private:
+  void Adopt(const py::object& a, int type_num, int32_t type) {
+    array_ = a;
+    present_ = true;
+    storage_ = type_num;
+    size_ = PyArray_SIZE(Arr(a));
+    SetShape(PyArray_NDIM(Arr(a)), PyArray_DIMS(Arr(a)));
+    view_.dtype = type;
+    view_.data = PyArray_DATA(Arr(a));
+  }
+
+  void LoadScalar(int32_t type) {  // the number is stored in the C layout already
+    present_ = true;
+    packed_ = true;
+    view_.dtype = type;
+    view_.rank = 0;
+    view_.shape = nullptr;
+    view_.data = scalar_;
+    size_ = 1;
+  }
+
+  qlinear_tensor view_{};
+  int64_t dims_[QLINEAR_MAX_RANK];  // the first view_.rank are set
+  py::object array_;
+  std::vector<uint8_t> packed_codes_;
+  alignas(8) unsigned char scalar_[8] = {};
+  int64_t size_ = 0;
+  int storage_ = -1;
+  bool present_ = false;
+  bool packed_ = false;
+  Extent extent_;
+};
+
+int64_t Operand::PackCodes(int64_t first, int64_t count) {
+  const TypeFacts f = Facts(type());
+  packed_codes_.assign(static_cast<size_t>(StorageBytes(type(), count)), 0);
+  const int per = 8 / f.bits;
+  const int mask = (1 << f.bits) - 1;
+  const bool is_signed = f.storage == NPY_INT8;
+  const uint8_t* src = static_cast<const uint8_t*>(PyArray_DATA(array())) + first;
+  uint8_t* dst = packed_codes_.data();
+  for (int64_t i = 0; i < count; ++i) {
+    const int v = is_signed ? static_cast<int8_t>(src[i]) : src[i];
+    if (v < f.code_min || v > f.code_max) return first + i;
+    dst[i / per] = static_cast<uint8_t>(dst[i / per] | ((v & mask) << ((i % per) * f.bits)));
+  }
+  view_.data = dst;
+  return -1;
+}
+
+void Operand::RaiseBadCode(const char* arg, int64_t index) const {
+  const TypeFacts f = Facts(type());
+  const uint8_t raw = static_cast<const uint8_t*>(PyArray_DATA(array()))[index];
+  const int v = f.storage == NPY_INT8 ? static_cast<int8_t>(raw) : raw;
+  Raise(PyExc_ValueError, Format("%s: element %lld is %d, outside %s's codes %d..%d", arg,
+                                 static_cast<long long>(index), v, TypeName(type()), f.code_min, f.code_max));
+}
+
+// Codes of the float8/float4 values, by value (decoded once per type by the library itself).
+int FindFloatCode(int32_t type, double value) {
+  static float table[32][256];
+  static bool ready[32] = {};
+  const TypeFacts f = Facts(type);
+  const int codes = 1 << f.bits;
+  if (!ready[type]) {
+    uint8_t x[256];  // every code once (4-bit types: two per byte)
+    for (int c = 0; c < codes; ++c) {
+      if (f.bits == 4) {
+        x[c / 2] = static_cast<uint8_t>(c % 2 ? x[c / 2] | c << 4 : c);
+      } else {
+        x[c] = static_cast<uint8_t>(c);
+      }
+    }
+    const int64_t n = codes;
+    const float one = 1.0f;
+    const qlinear_tensor xt{type, 1, &n, x}, st{QLINEAR_DTYPE_FLOAT, 0, nullptr, &one};
+    qlinear_dequantize_attrs attrs;
+    qlinear_dequantize_attrs_init(&attrs);
+    attrs.output_dtype = QLINEAR_DTYPE_FLOAT;
+    Check(qlinear_dequantize_linear(&xt, &st, nullptr, &attrs, table[type], sizeof(table[type])));
+    ready[type] = true;
+  }
+  for (int c = 0; c < codes; ++c) {
+    if (static_cast<double>(table[type][c]) == value) return c;  // +0 (code 0) comes before -0
+  }
+  return -1;
+}
+
+void Operand::LoadZeroPointNumber(py::handle obj, int32_t type) {
+  const TypeFacts f = Facts(type);
+  const bool is_float = (type >= QLINEAR_DTYPE_FLOAT8E4M3FN && type <= QLINEAR_DTYPE_FLOAT8E5M2FNUZ) ||
+                        type == QLINEAR_DTYPE_FLOAT4E2M1;
+  if (is_float) {
+    const double v = PyFloat_AsDouble(obj.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    const int code = FindFloatCode(type, v);
+    if (code < 0) Raise(PyExc_ValueError, Format("zero_point: %g is not a %s value", v, TypeName(type)));
+    scalar_[0] = static_cast<unsigned char>(code);
+    LoadScalar(type);
+    return;
+  }
+  long long lo = 0, hi = 0;
+  switch (type) {
+    case QLINEAR_DTYPE_UINT8: hi = 255; break;
+    case QLINEAR_DTYPE_INT8: lo = -128, hi = 127; break;
+    case QLINEAR_DTYPE_UINT16: hi = 65535; break;
+    case QLINEAR_DTYPE_INT16: lo = -32768, hi = 32767; break;
+    case QLINEAR_DTYPE_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    default:
+      if (!IsSubByte(type)) {
+        Raise(PyExc_TypeError, Format("zero_point: a number zero point needs an integer, float8 or float4 type, "
+                                      "not %s; pass an array", TypeName(type)));
+      }
+      lo = f.code_min, hi = f.code_max;
+      if (type == QLINEAR_DTYPE_UINT4 || type == QLINEAR_DTYPE_UINT2) lo = 0;
+  }
+  if (!IsIntNumber(obj)) {
+    const std::string r = py::repr(obj);
+    Raise(PyExc_TypeError, Format("zero_point: a %s zero point must be an int, got %s", TypeName(type), r.c_str()));
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || v < lo || v > hi) {
+    const std::string r = py::repr(obj);
+    Raise(PyExc_ValueError,
+          Format("zero_point: %s is outside %s's range %lld..%lld", r.c_str(), TypeName(type), lo, hi));
+  }
+  if (f.bits < 8) {
+    scalar_[0] = static_cast<unsigned char>(v & ((1 << f.bits) - 1));  // one packed element
+  } else {
+    const int32_t w = static_cast<int32_t>(v);
+    std::memcpy(scalar_, &w, f.bits / 8);  // little-endian: the low bytes
+  }
+  LoadScalar(type);
+}
+
+// scale: a number (float32) or an array.
+void LoadScale(Operand& s, py::handle obj, int32_t declared) {
+  if (obj.is_none()) Raise(PyExc_TypeError, "scale: must be an array or a number, got None");
+  if (IsNumber(obj)) {
+    s.LoadScaleNumber(obj, declared);
+  } else {
+    s.LoadArray(obj, "scale", declared, 0, false, "scale_dtype");
+  }
+}
+
+// zero_point: None, a number, or an array whose type is `declared`, else `hint` (the output's type
+// for QuantizeLinear, x's for DequantizeLinear) when its dtype holds it, else its NumPy dtype's.
+// Packed sub-byte zero points have the scale's shape.
+void LoadZeroPoint(Operand& z, py::handle obj, int32_t declared, int32_t hint, int32_t number_default,
+                   bool packed, const Operand& scale) {
+  if (obj.is_none()) return;
+  if (IsNumber(obj)) {
+    const int32_t type = declared ? declared : hint ? hint : number_default;
+    z.LoadZeroPointNumber(obj, type);
+    return;
+  }
+  z.LoadArray(obj, "zero_point", declared, hint, packed, "zero_point_dtype");
+  if (z.packed()) {
+    if (StorageBytes(z.type(), scale.size()) != z.size()) {
+      Raise(PyExc_ValueError, Format("zero_point: a packed %s zero point has the scale's %lld elements in %lld "
+                                     "bytes, got %lld bytes",
+                                     TypeName(z.type()), static_cast<long long>(scale.size()),
+                                     static_cast<long long>(StorageBytes(z.type(), scale.size())),
+                                     static_cast<long long>(z.size())));
+    }
+    z.SetShape(scale.rank(), scale.dims());
+  }
+}
+
+// Packs every unpacked sub-byte operand (all elements) without the GIL; raises on a bad code.
+void PackWhole(Operand& op, const char* arg) {
+  if (!op.NeedsPacking()) return;
+  int64_t bad;
+  {
+    py::gil_scoped_release release;
+    bad = op.PackCodes(0, op.size());
+  }
+  if (bad >= 0) op.RaiseBadCode(arg, bad);
+}
+
+// ---- which elements: shape=, first=, count= ------------------------------------------------------
+
+int64_t OptionalInt(py::handle obj, const char* arg, int64_t fallback) {
+  if (obj.is_none()) return fallback;
+  if (!IsIntNumber(obj)) Raise(PyExc_TypeError, Format("%s: must be an int", arg));
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) Raise(PyExc_ValueError, Format("%s: out of the int64 range", arg));
+  return v;
+}
+
+// What a Q/DQ call covers: x's logical (whole-tensor) shape, the element range, the result's shape.
+struct Coverage {
+  int64_t dims[QLINEAR_MAX_RANK];  // the first `rank` are set
+  int rank = 0;
+  int64_t total = 0;
+  int64_t first = 0, count = 0;
+  bool range = false;  // not the whole tensor: the *_range entry points
+  int64_t out_dims[QLINEAR_MAX_RANK];
+  int out_rank = 0;
+};
+
+void RangeInside(int64_t first, int64_t count, int64_t total) {
+  if (first < 0 || count < 0 || first > total || count > total - first) {
+    Raise(PyExc_ValueError, Format("first, count: [%lld, %lld + %lld) must lie within the tensor's %lld elements",
+                                   static_cast<long long>(first), static_cast<long long>(first),
+                                   static_cast<long long>(count), static_cast<long long>(total)));
+  }
+}
+
+// Without shape=, x is the whole tensor and first/count select elements of it. With shape=, x
+// holds elements [first, first + count) of a tensor of that shape (a shard; count defaults to
+// x.size, or for packed bytes to the rest of the tensor); a packed sub-byte x always needs shape=.
+// Sets x's view (whole shape, data at element `first`) and packs one-code-per-element input.
+Coverage Cover(Operand& x, py::handle shape, py::handle first_obj, py::handle count_obj, const char* arg = "x") {
+  Coverage c;
+  const int64_t first = OptionalInt(first_obj, "first", 0);
+  if (shape.is_none()) {
+    if (x.packed()) {
+      Raise(PyExc_ValueError,
+            Format("%s: a packed %s input needs shape= (the tensor's logical shape)", arg, TypeName(x.type())));
+    }
+    c.rank = x.rank();
+    std::copy(x.dims(), x.dims() + c.rank, c.dims);
+    c.total = x.size();
+    c.first = first;
+    c.count = OptionalInt(count_obj, "count", first >= 0 && first <= c.total ? c.total - first : 0);
+    RangeInside(c.first, c.count, c.total);
+  } else {
+    py::sequence seq;
+    if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr())) {
+      Raise(PyExc_TypeError, "shape: must be a sequence of ints");
+    }
+    seq = py::reinterpret_borrow<py::sequence>(shape);
+    if (seq.size() > QLINEAR_MAX_RANK) {
+      Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
+    }
+    c.rank = static_cast<int>(seq.size());
+    c.total = 1;
+    for (int i = 0; i < c.rank; ++i) {
+      const int64_t d = OptionalInt(seq[i], "shape", -1);
+      if (d < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
+      c.dims[i] = d;
+      if (d != 0 && c.total > std::numeric_limits<int64_t>::max() / 64 / d) {
+        Raise(PyExc_ValueError, "shape: the element count overflows");
+      }
+      c.total *= d;
+    }
+    c.first = first;
+    if (x.packed()) {
+      // Packed bytes do not say how many elements they hold: the rest of the tensor unless count=.
+      c.count = OptionalInt(count_obj, "count", first >= 0 && first <= c.total ? c.total - first : 0);
+      RangeInside(c.first, c.count, c.total);
+      if (StorageBytes(x.type(), c.count) != x.size()) {
+        Raise(PyExc_ValueError, Format("%s: holds %lld bytes; %lld packed %s elements take %lld", arg,
+                                       static_cast<long long>(x.size()), static_cast<long long>(c.count),
+                                       TypeName(x.type()), static_cast<long long>(StorageBytes(x.type(), c.count))));
+      }
+    } else {
+      c.count = OptionalInt(count_obj, "count", x.size());
+      if (c.count != x.size()) {
+        Raise(PyExc_ValueError, Format("count: x holds %lld elements, count is %lld",
+                                       static_cast<long long>(x.size()), static_cast<long long>(c.count)));
+      }
+      RangeInside(c.first, c.count, c.total);
+    }
+  }
+  c.range = c.first != 0 || c.count != c.total;
+  // The result: x's shape when it covers all of x (unpacked), the logical shape for a whole packed
+  // tensor, else the count elements in one dimension.
+  const bool all_of_x = !shape.is_none() ? !x.packed() : !c.range;
+  if (all_of_x) {
+    c.out_rank = x.rank();
+    std::copy(x.dims(), x.dims() + x.rank(), c.out_dims);
+  } else if (!c.range) {
+    c.out_rank = c.rank;
+    std::copy(c.dims, c.dims + c.rank, c.out_dims);
+  } else {
+    c.out_rank = 1;
+    c.out_dims[0] = c.count;
+  }
+  // x as the C call sees it: the whole tensor's shape, data at element `first`.
+  const int64_t in_x = shape.is_none() ? c.first : 0;  // where the covered elements start in x
+  if (x.NeedsPacking()) {
+    int64_t bad;
+    {
+      py::gil_scoped_release release;
+      bad = x.PackCodes(in_x, c.count);
+    }
+    if (bad >= 0) x.RaiseBadCode(arg, bad);
+  } else {
+    x.Offset(in_x);
+  }
+  x.SetShape(c.rank, c.dims);
+  return c;
+}
+
+// ---- outputs -----------------------------------------------------------------------------------
+
+// Where a C call writes its result: a new array, or out=; unpacked sub-byte results go through a
+// packed staging buffer and are spread to one code per element afterwards.
+struct Output {
+  py::object array;
+  void* dest = nullptr;
+  size_t bytes = 0;
+  std::vector<uint8_t> staging;
+  int32_t type = 0;
+  int64_t count = 0;
+
+  void Prepare(py::handle out, int32_t result_type, int64_t n, bool packed, int rank, const int64_t* dims,
+               int storage, std::initializer_list<const Operand*> inputs) {
+    type = result_type;
+    count = n;
+    const bool sub = IsSubByte(type);
+    const bool as_bytes = sub && packed;
+    const int64_t elements = as_bytes ? StorageBytes(type, n) : n;
+    if (storage < 0) storage = as_bytes ? NPY_UINT8 : Facts(type).storage;
+    if (out.is_none()) {
+      npy_intp shape[QLINEAR_MAX_RANK];
+      if (as_bytes) {
+        rank = 1;
+        shape[0] = elements;
+      } else {
+        for (int i = 0; i < rank; ++i) shape[i] = dims[i];
+      }
+      PyObject* a = PyArray_SimpleNew(rank, shape, storage);
+      if (a == nullptr) throw py::error_already_set();
+      array = py::reinterpret_steal<py::object>(a);
+    } else {
+      if (!PyArray_Check(out.ptr())) Raise(PyExc_TypeError, "out: must be a NumPy array");
+      PyArrayObject* o = reinterpret_cast<PyArrayObject*>(out.ptr());
+      const int got = PyArray_DESCR(o)->type_num;
+      if (as_bytes ? got != NPY_UINT8 : !StorageFits(type, got, false)) {
+        const std::string want = as_bytes ? "uint8" : StorageNames(type, false);
+        const std::string have = NumpyName(got);
+        Raise(PyExc_TypeError, Format("out: the %s result is stored as %s, not %s", TypeName(type),
+                                      want.c_str(), have.c_str()));
+      }
+      if (!PyArray_ISNOTSWAPPED(o)) Raise(PyExc_TypeError, "out: must be in native byte order");
+      if (!PyArray_IS_C_CONTIGUOUS(o)) Raise(PyExc_ValueError, "out: must be C-contiguous");
+      if (!PyArray_ISWRITEABLE(o)) Raise(PyExc_ValueError, "out: must be writeable");
+      if (PyArray_SIZE(o) != elements) {
+        Raise(PyExc_ValueError, Format("out: holds %lld elements, the result has %lld",
+                                       static_cast<long long>(PyArray_SIZE(o)), static_cast<long long>(elements)));
+      }
+      const Extent e = ExtentOf(o);
+      const char* names[] = {"x", "scale", "zero_point", "dy", "mask"};
+      int i = 0;
+      for (const Operand* in : inputs) {
+        if (in != nullptr && e.Overlaps(in->extent())) {
+          Raise(PyExc_ValueError, Format("out: overlaps %s (the output must not share memory with an input)",
+                                         names[i]));
+        }
+        ++i;
+      }
+      array = py::reinterpret_borrow<py::object>(out);
+    }
+    bytes = static_cast<size_t>(StorageBytes(type, n));
+    if (sub && !packed) {
+      staging.resize(bytes);
+      dest = staging.data();
+    } else {
+      dest = PyArray_DATA(Arr(array));
+    }
+  }
+
+  // After the call (without the GIL): one code per element from the packed staging buffer.
+  void Finish() {
+    if (staging.empty()) return;
+    const TypeFacts f = Facts(type);
+    const int per = 8 / f.bits, mask = (1 << f.bits) - 1, sign = 1 << (f.bits - 1);
+    const bool is_signed = f.storage == NPY_INT8;
+    uint8_t* dst = static_cast<uint8_t*>(PyArray_DATA(Arr(array)));
+    for (int64_t i = 0; i < count; ++i) {
+      int v = (staging[i / per] >> ((i % per) * f.bits)) & mask;
+      if (is_signed && (v & sign)) v -= 2 * sign;
+      dst[i] = static_cast<uint8_t>(v);
+    }
+  }
+};
+
+// Runs a C call without the GIL (it only touches buffers this call holds references to), then
+// spreads sub-byte codes; raises on a rejected call.
+template <class Call>
+void Run(Output& y, Call&& call) {
+  qlinear_status status;
+  {
+    py::gil_scoped_release release;
+    status = call();
+    if (status == QLINEAR_OK) y.Finish();
+  }
+  Check(status);
+}
+
+// ---- keyword arguments ---------------------------------------------------------------------------
+//
+// The Q/DQ functions take their many keywords through one dict parsed here: pybind11 looks every
+// declared argument up by a freshly made string (about 40 ns each), which for 19 arguments was
+// most of a small call's cost. Names are interned, so a call site's keywords match by pointer.
+
+enum Kw : int {
+  kAxis, kBlockSize, kOutputDtype, kSaturate, kPrecision, kOpset, kXDtype, kScaleDtype, kZeroPointDtype,
+  kPacked, kShape, kFirst, kCount, kThreads, kOut, kDy, kLda, kMask, kDyDtype, kKeywordCount
+};
+const char* const kKeywordNames[kKeywordCount] = {
+    "axis", "block_size", "output_dtype", "saturate", "precision", "opset", "x_dtype", "scale_dtype",
+    "zero_point_dtype", "packed", "shape", "first", "count", "threads", "out", "dy", "lda", "mask", "dy_dtype"};
+
+constexpr uint32_t Bits(std::initializer_list<Kw> ks) {
+  uint32_t m = 0;
+  for (Kw k : ks) m |= 1u << k;
+  return m;
+}
+constexpr uint32_t kQuantizeKeywords = Bits({kAxis, kBlockSize, kOutputDtype, kSaturate, kPrecision, kOpset,
+                                             kXDtype, kScaleDtype, kZeroPointDtype, kPacked, kOut});
+constexpr uint32_t kRangeKeywords = Bits({kShape, kFirst, kCount, kThreads});
+constexpr uint32_t kDequantizeKeywords = Bits({kAxis, kBlockSize, kOutputDtype, kOpset, kXDtype, kScaleDtype,
+                                               kZeroPointDtype, kPacked, kOut}) | kRangeKeywords;
+constexpr uint32_t kBackwardKeywords = kQuantizeKeywords | Bits({kDy, kLda, kMask, kDyDtype});
+
+PyObject* g_keyword_names[kKeywordCount];  // interned at import
+
+class Keywords {
+ public:
+  Keywords(const py::kwargs& kwargs, uint32_t allowed, const char* function) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs.ptr(), &pos, &key, &value)) {
+      int k = 0;
+      while (k < kKeywordCount && key != g_keyword_names[k]) ++k;
+      for (int j = 0; k == kKeywordCount && j < kKeywordCount; ++j) {
+        if (PyUnicode_Compare(key, g_keyword_names[j]) == 0) k = j;
+      }
+      if (k == kKeywordCount || !(allowed >> k & 1)) {
+        const std::string name = py::str(key);
+        Raise(PyExc_TypeError, Format("%s() got an unexpected keyword argument '%s'", function, name.c_str()));
+      }
+      values_[k] = value;
+    }
+  }
+  py::handle operator[](Kw k) const { return values_[k] ? py::handle(values_[k]) : py::handle(Py_None); }
+  bool given(Kw k) const { return values_[k] != nullptr; }
+  int64_t Int(Kw k, int64_t fallback) const {
+    if (!given(k)) return fallback;
+    if (!IsIntNumber(values_[k])) Raise(PyExc_TypeError, Format("%s: must be an int", kKeywordNames[k]));
+    return OptionalInt(values_[k], kKeywordNames[k], fallback);
+  }
+  bool Bool(Kw k, bool fallback) const {
+    if (!given(k)) return fallback;
+    if (!IsBool(values_[k]) && !IsIntNumber(values_[k])) {
+      Raise(PyExc_TypeError, Format("%s: must be a bool", kKeywordNames[k]));
+    }
+    return PyObject_IsTrue(values_[k]) == 1;
+  }
+  double Float(Kw k, double fallback) const {
+    if (!given(k)) return fallback;
+    if (!IsNumber(values_[k]) && !PyArray_IsScalar(values_[k], Number)) {
+      Raise(PyExc_TypeError, Format("%s: must be a number", kKeywordNames[k]));
+    }
+    const double v = PyFloat_AsDouble(values_[k]);
+    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return v;
+  }
+  int32_t Type(Kw k) const { return ParseType((*this)[k], kKeywordNames[k]); }
+
+ private:
+  PyObject* values_[kKeywordCount] = {};
+};
+
+// ---- the parts every QuantizeLinear / DequantizeLinear binding shares ----------------------------
+
+int32_t AsInt32(int64_t v, const char* arg) {
+  if (v < INT32_MIN || v > INT32_MAX) Raise(PyExc_ValueError, Format("%s: out of the int32 range", arg));
+  return static_cast<int32_t>(v);
+}
+
+// QuantizeLinear's operands: x (whole tensor), scale, zero point, attributes.
+struct QuantizeOperands {
+  Operand x, scale, zp;
+  qlinear_quantize_attrs attrs;
+  bool packed = false;
+};
+
+void LoadQuantize(QuantizeOperands& q, py::handle x, py::handle scale, py::handle zero_point, const Keywords& k) {
+  qlinear_quantize_attrs_init(&q.attrs);
+  q.attrs.opset = AsInt32(k.Int(kOpset, QLINEAR_NEWEST_OPSET), "opset");
+  q.attrs.axis = k.Int(kAxis, 1);
+  q.attrs.block_size = k.Int(kBlockSize, 0);
+  q.attrs.output_dtype = k.Type(kOutputDtype);
+  q.attrs.saturate = k.Bool(kSaturate, true) ? 1 : 0;
+  q.attrs.precision = k.Type(kPrecision);
+  q.packed = k.Bool(kPacked, false);
+  q.x.LoadArray(x, "x", k.Type(kXDtype), 0, false, "x_dtype");
+  LoadScale(q.scale, scale, k.Type(kScaleDtype));
+  LoadZeroPoint(q.zp, zero_point, k.Type(kZeroPointDtype), q.attrs.output_dtype, QLINEAR_DTYPE_UINT8, q.packed,
+                q.scale);
+  PackWhole(q.zp, "zero_point");
+}
+
+int32_t QuantizeResultType(QuantizeOperands& q) {
+  int32_t y_type = 0;
+  Check(qlinear_quantize_output_info(&q.x.view(), q.scale.get(), q.zp.get(), &q.attrs, &y_type, nullptr));
+  return y_type;
+}
+
+// threads=: None (serial), else the parallel entry point's options. Range calls are serial.
+bool ParallelOptions(const Keywords& k, const Coverage& c, qlinear_parallel_options* o) {
+  if (k[kThreads].is_none()) return false;
+  if (c.range) {
+    Raise(PyExc_ValueError, "threads: a first=/count= call runs serially (the range entry points); drop threads=");
+  }
+  const int64_t threads = k.Int(kThreads, 0);
+  if (threads < 0 || threads > INT32_MAX) Raise(PyExc_ValueError, "threads: must be None or 0..2^31-1");
+  qlinear_parallel_options_init(o);
+  o->max_threads = static_cast<int32_t>(threads);
+  return true;
+}
+
+// ---- the bindings ------------------------------------------------------------------------------
+
+py::object QuantizeLinear(py::handle x, py::handle scale, py::handle zero_point, const py::kwargs& kwargs) {
+  const Keywords k(kwargs, kQuantizeKeywords | kRangeKeywords, "quantize_linear");
+  QuantizeOperands q;
+  LoadQuantize(q, x, scale, zero_point, k);
+  const Coverage c = Cover(q.x, k[kShape], k[kFirst], k[kCount]);
+  qlinear_parallel_options o;
+  const bool parallel = ParallelOptions(k, c, &o);
+  Output y;
+  y.Prepare(k[kOut], QuantizeResultType(q), c.count, q.packed, c.out_rank, c.out_dims, -1, {&q.x, &q.scale, &q.zp});
+  Run(y, [&] {
+    if (c.range) {
+      return qlinear_quantize_linear_range(q.x.get(), q.scale.get(), q.zp.get(), &q.attrs, c.first, c.count, y.dest,
+                                           y.bytes);
+    }
+    if (parallel) {
+      return qlinear_quantize_linear_parallel(q.x.get(), q.scale.get(), q.zp.get(), &q.attrs, y.dest, y.bytes, &o);
+    }
+    return qlinear_quantize_linear(q.x.get(), q.scale.get(), q.zp.get(), &q.attrs, y.dest, y.bytes);
+  });
+  return y.array;
+}
+
+py::object DequantizeLinear(py::handle x, py::handle scale, py::handle zero_point, const py::kwargs& kwargs) {
+  const Keywords k(kwargs, kDequantizeKeywords, "dequantize_linear");
+  qlinear_dequantize_attrs attrs;
+  qlinear_dequantize_attrs_init(&attrs);
+  attrs.opset = AsInt32(k.Int(kOpset, QLINEAR_NEWEST_OPSET), "opset");
+  attrs.axis = k.Int(kAxis, 1);
+  attrs.block_size = k.Int(kBlockSize, 0);
+  attrs.output_dtype = k.Type(kOutputDtype);
+  const bool packed = k.Bool(kPacked, false);
+  Operand xo, so, zo;
+  xo.LoadArray(x, "x", k.Type(kXDtype), 0, packed, "x_dtype");
+  LoadScale(so, scale, k.Type(kScaleDtype));
+  LoadZeroPoint(zo, zero_point, k.Type(kZeroPointDtype), xo.type(), xo.type(), packed, so);
+  PackWhole(zo, "zero_point");
+  const Coverage c = Cover(xo, k[kShape], k[kFirst], k[kCount]);
+  qlinear_parallel_options o;
+  const bool parallel = ParallelOptions(k, c, &o);
+  int32_t y_type = 0;
+  Check(qlinear_dequantize_output_info(xo.get(), so.get(), zo.get(), &attrs, &y_type, nullptr));
+  Output y;
+  y.Prepare(k[kOut], y_type, c.count, packed, c.out_rank, c.out_dims, -1, {&xo, &so, &zo});
+  Run(y, [&] {
+    if (c.range) {
+      return qlinear_dequantize_linear_range(xo.get(), so.get(), zo.get(), &attrs, c.first, c.count, y.dest,
+                                             y.bytes);
+    }
+    if (parallel) return qlinear_dequantize_linear_parallel(xo.get(), so.get(), zo.get(), &attrs, y.dest, y.bytes, &o);
+    return qlinear_dequantize_linear(xo.get(), so.get(), zo.get(), &attrs, y.dest, y.bytes);
+  });
+  return y.array;
+}
+
+py::tuple DynamicQuantizeLinear(py::handle x, py::handle out) {
+  Operand xo;
+  xo.LoadArray(x, "x", 0, 0, false, "");
+  Output y;
+  y.Prepare(out, QLINEAR_DTYPE_UINT8, xo.size(), false, xo.rank(), xo.dims(), -1, {&xo});
+  float scale = 0;
+  uint8_t zero_point = 0;
+  Run(y, [&] {
+    return qlinear_dynamic_quantize_linear(xo.get(), static_cast<uint8_t*>(y.dest), y.bytes, &scale, &zero_point);
+  });
+  py::object s = py::reinterpret_steal<py::object>(PyArray_SimpleNew(0, nullptr, NPY_FLOAT32));
+  if (!s) throw py::error_already_set();
+  py::object z = py::reinterpret_steal<py::object>(PyArray_SimpleNew(0, nullptr, NPY_UINT8));
+  if (!z) throw py::error_already_set();
+  *static_cast<float*>(PyArray_DATA(Arr(s))) = scale;
+  *static_cast<uint8_t*>(PyArray_DATA(Arr(z))) = zero_point;
+  return py::make_tuple(y.array, s, z);
+}
+
+py::object NewBytes(int64_t n) {
+  npy_intp d = n;
+  PyObject* a = PyArray_SimpleNew(1, &d, NPY_UINT8);
+  if (a == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(a);
+}
+
+py::tuple QuantizeLinearMasked(py::handle x, py::handle scale, py::handle zero_point, const py::kwargs& kwargs) {
+  const Keywords k(kwargs, kQuantizeKeywords, "quantize_linear_masked");
+  QuantizeOperands q;
+  LoadQuantize(q, x, scale, zero_point, k);
+  Output y;
+  y.Prepare(k[kOut], QuantizeResultType(q), q.x.size(), q.packed, q.x.rank(), q.x.dims(), -1,
+            {&q.x, &q.scale, &q.zp});
+  py::object mask = NewBytes((q.x.size() + 7) / 8);
+  uint8_t* m = static_cast<uint8_t*>(PyArray_DATA(Arr(mask)));
+  const size_t mask_bytes = static_cast<size_t>(PyArray_SIZE(Arr(mask)));
+  Run(y, [&] {
+    return qlinear_quantize_linear_masked(q.x.get(), q.scale.get(), q.zp.get(), &q.attrs, y.dest, y.bytes, m,
+                                          mask_bytes);
+  });
+  return py::make_tuple(y.array, mask);
+}
+
+py::object QuantizeLinearBackward(py::handle x, py::handle scale, py::handle zero_point, const py::kwargs& kwargs) {
+  const Keywords k(kwargs, kBackwardKeywords, "quantize_linear_backward");
+  if (!k.given(kDy)) Raise(PyExc_TypeError, "quantize_linear_backward() missing required keyword argument 'dy'");
+  QuantizeOperands q;
+  LoadQuantize(q, x, scale, zero_point, k);
+  Operand g;
+  g.LoadArray(k[kDy], "dy", k.Type(kDyDtype), 0, false, "dy_dtype");
+  // The clamp mask: None (recomputed), the uint8 bit mask quantize_linear_masked returned, or
+  // one bool per element.
+  Operand m;
+  std::vector<uint8_t> bits;
+  const uint8_t* mask_data = nullptr;
+  size_t mask_bytes = 0;
+  if (!k[kMask].is_none()) {
+    m.LoadRaw(k[kMask]);
+    mask_data = static_cast<const uint8_t*>(m.view().data);
+    mask_bytes = static_cast<size_t>(m.size());
+    if (m.storage() == NPY_BOOL) {
+      if (m.size() != q.x.size()) {
+        Raise(PyExc_ValueError, Format("mask: a bool mask has one element per element of x (%lld), got %lld",
+                                       static_cast<long long>(q.x.size()), static_cast<long long>(m.size())));
+      }
+      bits.assign(static_cast<size_t>((m.size() + 7) / 8), 0);
+      for (int64_t i = 0; i < m.size(); ++i) {
+        bits[i / 8] = static_cast<uint8_t>(bits[i / 8] | (mask_data[i] != 0) << (i % 8));
+      }
+      mask_data = bits.data();
+      mask_bytes = bits.size();
+    } else if (m.storage() != NPY_UINT8) {
+      Raise(PyExc_TypeError, "mask: must be the uint8 bit mask quantize_linear_masked returned, or a bool array");
+    }
+  }
+  const float lda = static_cast<float>(k.Float(kLda, 1.0));
+  Output dx;
+  dx.Prepare(k[kOut], g.type(), g.size(), false, g.rank(), g.dims(), g.storage(), {&q.x, &q.scale, &q.zp, &g, &m});
+  Run(dx, [&] {
+    return qlinear_quantize_linear_backward(q.x.get(), q.scale.get(), q.zp.get(), &q.attrs, g.get(), lda, mask_data,
+                                            mask_bytes, dx.dest, dx.bytes);
+  });
+  return dx.array;
+}
+
+int32_t SubByteType(py::handle dtype) {
+  const int32_t type = ParseType(dtype, "dtype");
+  if (!IsSubByte(type)) {
+    Raise(PyExc_TypeError, Format("dtype: pack and unpack take a 4- or 2-bit type, got %s", TypeName(type)));
+  }
+  return type;
+}
+
+py::object Pack(py::handle codes, py::handle dtype) {
+  const int32_t type = SubByteType(dtype);
+  Operand c;
+  c.LoadArray(codes, "codes", type, 0, false, "dtype");
+  PackWhole(c, "codes");
+  py::object bytes = NewBytes(StorageBytes(type, c.size()));
+  if (PyArray_SIZE(Arr(bytes)) > 0) {
+    std::memcpy(PyArray_DATA(Arr(bytes)), c.view().data, static_cast<size_t>(PyArray_SIZE(Arr(bytes))));
+  }
+  return bytes;
+}
+
+py::object Unpack(py::handle packed, py::handle dtype, py::handle shape) {
+  const int32_t type = SubByteType(dtype);
+  Operand p;
+  p.LoadArray(packed, "packed", type, 0, true, "dtype");
+  const Coverage c = Cover(p, shape, py::none(), py::none(), "packed");
+  Output y;
+  y.Prepare(py::none(), type, c.count, false, c.rank, c.dims, -1, {});
+  if (y.bytes > 0) std::memcpy(y.dest, p.view().data, y.bytes);
+  y.Finish();
+  return y.array;
+}
+
+py::list TargetList(const char* names) {
+  py::list list;
+  std::string s = names;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t end = std::min(s.find(' ', pos), s.size());
+    if (end > pos) list.append(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return list;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_qlinear, m) {
+  if (_import_array() < 0) throw py::error_already_set();
+  for (int k = 0; k < kKeywordCount; ++k) {
+    g_keyword_names[k] = PyUnicode_InternFromString(kKeywordNames[k]);
+    if (g_keyword_names[k] == nullptr) throw py::error_already_set();
+  }
+  m.doc() = "qlinear: ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear on NumPy arrays, "
+            "bit-exact, on the best SIMD target of this CPU.";
+  m.attr("__version__") = qlinear_version();
+  m.attr("NEWEST_OPSET") = QLINEAR_NEWEST_OPSET;
+
+  // Each docstring starts with the signature in the form CPython reads as __text_signature__
+  // (inspect.signature and help() show the keywords, which arrive as **kwargs).
+  py::options options;
+  options.disable_function_signatures();
+  using py::arg;
+  const py::none none;
+  m.def("quantize_linear", &QuantizeLinear, arg("x"), arg("scale"), arg("zero_point") = none,
+        R"doc(quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, shape=None, first=None, count=None, threads=None, out=None)
+--
+
+ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point).
+
+x: float32, float16, int32 array, or bfloat16 bits (uint16/int16 array with x_dtype="bfloat16").
+scale: a number (float32) or an array: one element (per tensor), 1-D of x.shape[axis] (per axis),
+    or x's rank with ceil(D / block_size) on the axis (blocked). float32, float16, bfloat16 bits
+    (scale_dtype="bfloat16"), float8e8m0 codes (uint8, scale_dtype="float8e8m0").
+zero_point: None, a number (an int range-checked against the output type; float8/float4 take a
+    value the format holds exactly) or an array of the scale's shape. Its type is the output type.
+axis, block_size, saturate, precision, opset: the ONNX attributes (precision by type name).
+output_dtype: the output type (ONNX name, TensorProto code or NumPy dtype); default: the zero
+    point's type, else uint8.
+x_dtype, scale_dtype, zero_point_dtype: what an array holds when its NumPy dtype does not say it
+    (bfloat16 bits, float8 codes, 4-/2-bit codes).
+packed: sub-byte outputs and zero points as ONNX raw_data bytes (flat uint8) instead of one code
+    per element (int8 for int4/int2, uint8 for uint4/uint2/float4e2m1).
+shape, first, count: compute elements [first, first + count) of the flattened tensor. Without
+    shape=, x is the whole tensor; with shape= (the whole tensor's shape), x holds just those
+    elements (a shard). Such calls run serially.
+threads: None runs on the calling thread; N uses the parallel entry point with at most N threads
+    (0: one per core). Small tensors still run on one thread.
+out: an array to write the result into (dtype, size, C-contiguity checked; must not overlap an
+    input); returned.
+
+Returns the quantized array in x's shape (1-D for a sub-range; flat uint8 bytes when packed).
+Raises TypeError for types, ValueError for shapes, attributes and values, MemoryError.)doc");
+
+  m.def("dequantize_linear", &DequantizeLinear, arg("x"), arg("scale"), arg("zero_point") = none,
+        R"doc(dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, shape=None, first=None, count=None, threads=None, out=None)
+--
+
+ONNX DequantizeLinear: y = (x - zero_point) * scale.
+
+x: int8, uint8, int16, uint16, int32 array; float8 codes (uint8, x_dtype="float8e4m3fn", ...);
+    4-/2-bit codes, one per element (x_dtype="int4", "uint4", "float4e2m1", "int2", "uint2"), or
+    with packed=True the ONNX raw_data bytes (flat uint8), which need shape=.
+scale: a number (float32) or an array (per tensor, per axis, blocked as for quantize_linear):
+    float32, float16, bfloat16 bits (scale_dtype="bfloat16"), float8e8m0 codes (needs output_dtype).
+zero_point: None, a number or an array of x's type and the scale's shape.
+output_dtype: float32, float16 or bfloat16 (opset >= 23); default the scale's type. bfloat16
+    results are uint16 arrays of the bits.
+shape, first, count, threads, out, packed, opset, axis, block_size: as for quantize_linear; shape=
+    is also the logical shape of a packed x (a packed shard's count defaults to the rest of the
+    tensor).
+
+Returns the dequantized array in x's (logical) shape.)doc");
+
+  m.def("dynamic_quantize_linear", &DynamicQuantizeLinear, arg("x"), py::kw_only(), arg("out") = none,
+        R"doc(dynamic_quantize_linear(x, *, out=None)
+--
+
+ONNX DynamicQuantizeLinear (opset 11) on a float32 array (at least one element).
+
+Returns (y, scale, zero_point): y uint8 in x's shape (or out=), scale a 0-d float32 array,
+zero_point a 0-d uint8 array.)doc");
+
+  m.def("quantize_linear_masked", &QuantizeLinearMasked, arg("x"), arg("scale"), arg("zero_point") = none,
+        R"doc(quantize_linear_masked(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, out=None)
+--
+
+QuantizeLinear that also records where the quantizer clamped (for the backward pass).
+
+Arguments as quantize_linear (whole tensors, serial). Returns (y, mask): y as quantize_linear's,
+mask a uint8 array of ceil(x.size / 8) bytes, bit i % 8 of byte i // 8 set where element i was
+clamped (numpy.unpackbits(mask, count=x.size, bitorder="little") gives one 0/1 per element).)doc");
+
+  m.def("quantize_linear_backward", &QuantizeLinearBackward, arg("x"), arg("scale"), arg("zero_point") = none,
+        R"doc(quantize_linear_backward(x, scale, zero_point=None, *, dy, lda=1.0, mask=None, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, dy_dtype=None, packed=False, out=None)
+--
+
+QuantizeLinear's backward pass (straight-through estimator).
+
+dx = 0 where the forward pass clamped, else dy * (lda / scale) (one float32 product, rounded once
+to dy's type). dy: float32, float16 or bfloat16 bits (dy_dtype="bfloat16"), x's shape. mask: None
+(recomputed from x), the bit mask quantize_linear_masked returned, or a bool array, one element
+per element of x. The other arguments are the forward call's. Returns dx (dy's dtype, x's shape).)doc");
+
+  m.def("pack", &Pack, arg("codes"), arg("dtype"),
+        R"doc(pack(codes, dtype)
+--
+
+One code per element (int8 for int4/int2, uint8 for uint4/uint2/float4e2m1) to the ONNX
+raw_data packing: a flat uint8 array, element 0 in the low bits, padding bits zero. Codes outside
+the type's range raise ValueError.)doc");
+  m.def("unpack", &Unpack, arg("packed"), arg("dtype"), arg("shape"),
+        R"doc(unpack(packed, dtype, shape)
+--
+
+ONNX raw_data bytes of a 4- or 2-bit type to one code per element, in `shape`.)doc");
+
+  m.def("active_target", [] { return std::string(qlinear_active_target()); },
+        "active_target()\n--\n\nName of the SIMD target the calls run on here (e.g. \"AVX3_DL\", \"NEON\").");
+  m.def("compiled_targets", [] { return TargetList(qlinear_compiled_targets()); },
+        "compiled_targets()\n--\n\nSIMD targets compiled into the library, best first.");
+  m.def("supported_targets", [] { return TargetList(qlinear_supported_targets()); },
+        "supported_targets()\n--\n\nCompiled SIMD targets this CPU can run, best first.");
+  m.def("openmp_enabled", [] { return qlinear_openmp_enabled() != 0; },
+        "openmp_enabled()\n--\n\nWhether threads=N runs on OpenMP (otherwise such calls run serially).");
+  m.def("dtype_name", [](py::handle dtype) { return std::string(TypeName(ParseType(dtype, "dtype"))); },
+        arg("dtype"),
+        "dtype_name(dtype)\n--\n\nThe ONNX name of a type given by name, TensorProto code or NumPy dtype.");
+}
