@@ -1,5 +1,5 @@
 // Per-target float conversions, exact on every target (Highway's own f32->bf16 demotion truncates,
-// and f32->f16 truncates on SSE4/SCALAR: see TOOLCHAIN traps 4-5, so these are written on the bits).
+// and f32->f16 truncates on SSE4/SCALAR in Highway 1.0.3, so these are written on the bits).
 #if defined(QLINEAR_LIB_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_CONVERT_INL_H_
 #undef QLINEAR_LIB_CONVERT_INL_H_

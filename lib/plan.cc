@@ -1,4 +1,5 @@
-// Validation (README decisions 6-7, SEMANTICS.md 5) and plan building for Q and DQ.
+// Validation (docs/semantics.md, "Granularity", "DequantizeLinear", "Validation rules") and plan
+// building for Q and DQ.
 #include "plan.h"
 
 #include <cmath>
@@ -117,7 +118,7 @@ bool SameShape(const qlinear_tensor& a, const qlinear_tensor& b) {
   return true;
 }
 
-// Granularity from the scale's shape (SEMANTICS.md 5.1). `max_granularity` is the richest the
+// Granularity from the scale's shape (docs/semantics.md, "Granularity"). `max_granularity` is the richest the
 // operator version allows. Names are the op's own input names, for the messages.
 qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinear_tensor& scale,
                           int64_t scale_count, const qlinear_tensor* zp, int64_t zp_count,
@@ -367,7 +368,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
     }
   }
 
-  // Division precision (README decision 2).
+  // Division precision (docs/semantics.md).
   Prec prec = Prec::kF32;
   DType prec_type = v >= 23 ? st : xt;
   if (v >= 23 && a.precision != 0) {

@@ -10,7 +10,7 @@
 
 namespace qlinear {
 
-// Precision of the QuantizeLinear division (README decision 2).
+// Precision of the QuantizeLinear division (docs/semantics.md, "Division precision").
 enum class Prec : uint8_t { kF32, kF16, kBF16, kF64 };
 
 enum class Granularity : uint8_t { kPerTensor, kPerAxis, kBlocked };

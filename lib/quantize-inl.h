@@ -49,9 +49,8 @@ constexpr int64_t kChunk = 1024;
 
 // From this many elements x is prefetched 4 KB ahead: per-tensor float32 spans on the
 // reciprocal path, and the staged chunks of sub-byte outputs. The hardware prefetchers stop at
-// 4 KB pages, and beyond the TLB's reach (16M elements, 64 MB) the loop waited on page walks:
-// int8 16M 3.1 -> 5.1 G el/s on Sapphire Rapids (the loop alone). In cache the prefetches only
-// cost (10% at 4K, 8% for int4 at 64K).
+// 4 KB pages, and beyond the TLB's reach (16M elements, 64 MB) the loop waits on page walks. In
+// cache the prefetches only cost, hence the threshold (docs/performance.md).
 constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 
 // Where the reciprocal path's zero offsets come from (the encoder's ZeroOffset of each zero

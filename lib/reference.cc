@@ -128,7 +128,7 @@ int32_t QuantizeElement(const QuantizePlan& p, int64_t i) {
     const double zp =
         p.zero_point ? DecodeMiniFloat(p.y_type, static_cast<uint8_t>(LoadCode(p.y_type, p.zero_point, k)))
                      : 0.0;
-    // The zero point is added as a float before rounding (README decision 5): -0 + 0 = +0.
+    // The zero point is added as a float before rounding (docs/semantics.md, "float4e2m1 output"): -0 + 0 = +0.
     const double v = p.zero_point ? AddInPrecision(p.prec, q, zp) : q;
     return EncodeMiniFloat(p.y_type, v, true);
   }

@@ -1,5 +1,5 @@
 // The scalar reference: the ONNX semantics element by element, written from the spec with
-// exact arithmetic (README decisions 2-8). It is the oracle for every vector path and the
+// exact arithmetic (docs/semantics.md). It is the oracle for every vector path and the
 // fallback for what is not vectorized. Slow by design; correct for every input the plan allows.
 #ifndef QLINEAR_LIB_REFERENCE_H_
 #define QLINEAR_LIB_REFERENCE_H_
@@ -20,7 +20,7 @@ int32_t LoadInt(DType t, const void* data, int64_t i);
 
 // v rounded once (to nearest even) to the precision type; F64 returns v.
 double RoundToPrecision(Prec p, double v);
-// x / s with both operands and the quotient in precision p (README decision 2).
+// x / s with both operands and the quotient in precision p (docs/semantics.md, "Division precision").
 double DivideInPrecision(Prec p, double x, double s);
 // a + b in precision p (float4e2m1 zero point).
 double AddInPrecision(Prec p, double a, double b);
@@ -48,7 +48,7 @@ struct BackwardArgs {
 };
 void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t begin, int64_t end);
 
-// DynamicQuantizeLinear's scale and zero point for float32 x (README decision 8).
+// DynamicQuantizeLinear's scale and zero point for float32 x (docs/semantics.md, "DynamicQuantizeLinear").
 void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point);
 // The same from lo = min(0, min x) and hi = max(0, max x) (NaN ignored).
 void DynamicParamsFromRange(float lo, float hi, float* scale, uint8_t* zero_point);

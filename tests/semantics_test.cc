@@ -1,4 +1,4 @@
-// Hand-computed tables from the operator texts and SEMANTICS.md, through the public C API.
+// Hand-computed tables from the operator texts (docs/semantics.md), through the public C API.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,7 +97,7 @@ TEST(SpecialValues, IntegerOutputs) {
   EXPECT_EQ(Q({1e-30f}, 1e-32f, QLINEAR_DTYPE_INT8, 0), (V{100}));
 }
 
-// Independent float8/float4 decoder written from the SEMANTICS.md 3.1 table.
+// Independent float8/float4 decoder written from the format table (docs/semantics.md, "float8 outputs").
 double DecodeRef(int32_t type, uint32_t c) {
   int e_bits, m_bits, bias, sign_shift;
   switch (type) {
@@ -210,7 +210,7 @@ TEST(MiniFloat, EveryMidpointRoundsToEven) {
   }
 }
 
-TEST(MiniFloat, SaturateOnTable) {  // SEMANTICS.md 3.3
+TEST(MiniFloat, SaturateOnTable) {  // docs/semantics.md, "float8 outputs": saturate
   const std::vector<float> x{0.0f, -0.0f, kNaN, -kNaN, kInf, -kInf, 1e9f, -1e9f};
   EXPECT_EQ(QCodes(x, 1, QLINEAR_DTYPE_FLOAT8E4M3FN),
             (C{0x00, 0x80, 0x7F, 0xFF, 0x7E, 0xFE, 0x7E, 0xFE}));
@@ -226,7 +226,7 @@ TEST(MiniFloat, SaturateOnTable) {  // SEMANTICS.md 3.3
   EXPECT_EQ(QCodes({464.0f, 465.0f, 500.0f}, 1, QLINEAR_DTYPE_FLOAT8E4M3FN), (C{0x7E, 0x7E, 0x7E}));
 }
 
-TEST(MiniFloat, SaturateOffTable) {  // SEMANTICS.md 3.4 and its thresholds
+TEST(MiniFloat, SaturateOffTable) {  // the same without saturation, and its thresholds
   const std::vector<float> x{0.0f, -0.0f, kNaN, -kNaN, kInf, -kInf};
   EXPECT_EQ(QCodes(x, 1, QLINEAR_DTYPE_FLOAT8E4M3FN, false), (C{0x00, 0x80, 0x7F, 0xFF, 0x7F, 0xFF}));
   EXPECT_EQ(QCodes(x, 1, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, false), (C{0x00, 0x00, 0x80, 0x80, 0x80, 0x80}));
@@ -265,7 +265,7 @@ TEST(MiniFloat, Subnormals) {
             (C{0x02, 0x00}));
 }
 
-TEST(Float4, Table) {  // SEMANTICS.md 3.6
+TEST(Float4, Table) {  // docs/semantics.md, "float4e2m1 output"
   EXPECT_EQ(QCodes({0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, std::nextafter(5.0f, 9.0f)}, 1,
                    QLINEAR_DTYPE_FLOAT4E2M1),
             (C{0x0, 0x2, 0x2, 0x4, 0x4, 0x6, 0x6, 0x7}));
@@ -282,7 +282,7 @@ TEST(Float4, Table) {  // SEMANTICS.md 3.6
 }
 
 TEST(Packing, SubByteLayoutsFromTheSpec) {
-  // SEMANTICS.md 4: int4 [0,1,7,-4,-8] -> 0x10 0xC7 0x08; int2 [0,1,-1,-2] -> 0xB4;
+  // docs/semantics.md, "Sub-byte packing": int4 [0,1,7,-4,-8] -> 0x10 0xC7 0x08; int2 [0,1,-1,-2] -> 0xB4;
   // uint2 [0,1,2,3] -> 0xE4; float4 [0,1,-1,1.5,-4] -> 0x20 0x3A 0x0E. Padding is zero
   // (the output buffer starts as 0xA5).
   EXPECT_EQ(Quantize(F32({0, 1, 7, -4, -8}), ScalarF32(1), Scalar(QLINEAR_DTYPE_INT4, 0)).bytes,

@@ -1,0 +1,226 @@
+// DequantizeLinear on every SIMD target against the scalar reference, bit for bit: every code of
+// every input type with every zero point, every float8/float4 code with every e8m0 scale, scales
+// that are NaN, +-Inf, +-0, subnormal and huge, and the weight layouts models ship (blocks of 16
+// to 128 along the last and an outer axis, per-channel along either axis, packed per-block zero
+// points) at sizes and row lengths that split bytes and vectors, through whole-tensor and range
+// calls, with red zones after every output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hwy/tests/hwy_gtest.h"
+#include "lib/kernels.h"
+#include "lib/minifloat.h"
+#include "tests/harness.h"
+
+namespace qlinear {
+namespace {
+
+using harness::CheckDequantize;
+using harness::DequantizeCall;
+using harness::Tensor;
+
+class DequantizeTest : public hwy::TestWithParamTarget {
+ protected:
+  void SetUp() override {
+    hwy::TestWithParamTarget::SetUp();
+    ASSERT_EQ(DispatchedTarget(), GetParam()) << "dispatch did not follow the forced target";
+    lanes_ = DispatchedLanesF32();
+  }
+  int64_t lanes_ = 1;
+};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(DequantizeTest);
+
+int Bits(int32_t t) { return FindDType(t)->bits; }
+
+// One code per element -> a packed tensor.
+Tensor Codes(int32_t dtype, const std::vector<uint32_t>& codes, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  const int bits = Bits(dtype);
+  t.bytes.assign(harness::StorageOf(dtype, static_cast<int64_t>(codes.size())), 0);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (bits >= 8) {
+      std::memcpy(t.bytes.data() + i * static_cast<size_t>(bits / 8), &codes[i], static_cast<size_t>(bits / 8));
+    } else {
+      t.bytes[i * bits / 8] |= static_cast<uint8_t>((codes[i] & ((1u << bits) - 1)) << (i * bits % 8));
+    }
+  }
+  return t;
+}
+
+Tensor F32(const std::vector<float>& v, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype = QLINEAR_DTYPE_FLOAT;
+  t.shape = std::move(shape);
+  t.bytes.resize(v.size() * 4);
+  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  return t;
+}
+
+// Scales of type st from float values (e8m0: the code is given as the value's exponent + 127).
+Tensor Scales(int32_t st, const std::vector<float>& v, std::vector<int64_t> shape) {
+  if (st == QLINEAR_DTYPE_FLOAT) return F32(v, std::move(shape));
+  std::vector<uint32_t> codes;
+  for (float f : v) {
+    if (st == QLINEAR_DTYPE_FLOAT16) codes.push_back(Half::Encode(f));
+    else if (st == QLINEAR_DTYPE_BFLOAT16) codes.push_back(BFloat16::Encode(f));
+    else codes.push_back(std::isnan(f) ? 0xFF : static_cast<uint32_t>(std::max(0, std::min(254, std::ilogb(f) + 127))));
+  }
+  return Codes(st, codes, std::move(shape));
+}
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const std::vector<float> kSpecialScales = {0.037f, -kNaN, kNaN, kInf, -kInf, 0.0f, -0.0f,
+                                           std::numeric_limits<float>::denorm_min(), 1e-40f,
+                                           std::numeric_limits<float>::min(), 3e37f, -0.7f, 1.0f, 2.5e-3f};
+
+std::string Where(const DequantizeCall& c, const std::string& what) {
+  std::string s = std::string(qlinear_dtype_name(c.x.dtype)) + " x " + qlinear_dtype_name(c.scale.dtype) + " -> " +
+                  qlinear_dtype_name(c.attrs.output_dtype) + " shape [";
+  for (int64_t d : c.x.shape) s += std::to_string(d) + ",";
+  return s + "] axis " + std::to_string(c.attrs.axis) + " block " + std::to_string(c.attrs.block_size) + ": " + what;
+}
+
+const int32_t kOutputs[] = {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16};
+
+// Rows of every code (odd row lengths: packed rows start inside bytes), row r with zero point r
+// (every zero point of 4- and 2-bit types, a spread of the 8- and 16-bit ones) and a special
+// scale; every output type.
+TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
+  const int32_t types[] = {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_INT2, QLINEAR_DTYPE_UINT2,
+                           QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_UINT16};
+  for (int32_t xt : types) {
+    const int bits = Bits(xt);
+    const uint32_t codes = bits >= 8 ? 256u : 1u << bits;  // 16-bit: the low 256 codes and their negatives
+    const int64_t rows = bits >= 8 ? 19 : static_cast<int64_t>(codes);
+    const int64_t n = 2 * static_cast<int64_t>(codes) + 4 * lanes_ + 3;
+    std::vector<uint32_t> x, zp;
+    std::vector<float> s;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t c = static_cast<uint32_t>(i * 7 + r) % codes;
+        if (bits == 16 && i % 2) c = 0x10000u - c;
+        x.push_back(c);
+      }
+      zp.push_back(bits >= 8 ? static_cast<uint32_t>(r * 37 + (bits == 16 && r % 2 ? 0xFF00 : 0)) : static_cast<uint32_t>(r));
+      s.push_back(kSpecialScales[static_cast<size_t>(r) % kSpecialScales.size()]);
+    }
+    DequantizeCall c;
+    c.x = Codes(xt, x, {rows, n});
+    c.scale = F32(s, {rows});
+    c.zero_point = Codes(xt, zp, {rows});
+    c.has_zero_point = true;
+    c.attrs.axis = 0;
+    for (int32_t yt : kOutputs) {
+      c.attrs.output_dtype = yt;
+      const std::string diff = CheckDequantize(c, 0, -1, static_cast<size_t>(yt % 4));
+      ASSERT_EQ(diff, "") << Where(c, diff);
+    }
+  }
+}
+
+// Every float8/float4 code with every e8m0 scale (a row per scale code), every output type.
+TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) {
+  const int32_t types[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
+                           QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
+  for (int32_t xt : types) {
+    const uint32_t codes = 1u << Bits(xt);
+    const int64_t n = static_cast<int64_t>(codes) + 1;  // odd: float4 rows start inside bytes
+    const int64_t rows = 256;
+    std::vector<uint32_t> x, scale_codes;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i + r) % codes);
+      scale_codes.push_back(static_cast<uint32_t>(r));
+    }
+    DequantizeCall c;
+    c.x = Codes(xt, x, {rows, n});
+    c.scale = Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows});
+    c.attrs.axis = 0;
+    for (int32_t yt : kOutputs) {
+      c.attrs.output_dtype = yt;
+      const std::string diff = CheckDequantize(c, 0, -1, 1);
+      ASSERT_EQ(diff, "") << Where(c, diff);
+    }
+  }
+}
+
+struct WeightLayout {
+  std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
+  int64_t axis, block;
+};
+
+// The layouts of quantized weights at sizes that split vectors, blocks and bytes, each type
+// with scales of each type and each output type, whole and in ranges.
+TEST_P(DequantizeTest, WeightLayoutsAndRanges) {
+  const int64_t L = lanes_;
+  const int64_t K = 3 * L + 5;  // rows, not a multiple of the vector or of the blocks below
+  auto blocks = [](int64_t d, int64_t b) { return (d + b - 1) / b; };
+  std::vector<WeightLayout> layouts = {
+      {{8 * L + 3}, {}, 1, 0},                      // per tensor, a partial vector
+      {{K, 4 * L + 2}, {K}, 0, 0},                  // per channel, axis 0
+      {{5, 8 * L + 6}, {8 * L + 6}, 1, 0},          // per channel, the last axis
+      {{6, 4 * L + 3}, {4 * L + 3}, 1, 0},          // the same with odd rows (inside bytes)
+  };
+  for (int64_t b : {int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}) {
+    const int64_t cols = 2 * b + 6;  // a short last block; rows join within no vector
+    layouts.push_back({{3, cols}, {3, blocks(cols, b)}, 1, b});                 // blocks along the last axis
+    layouts.push_back({{3, 4 * b}, {3, 4}, 1, b});                              // blocks that tile the rows
+    layouts.push_back({{b + 5, 4 * L + 2}, {blocks(b + 5, b), 4 * L + 2}, 0, b});  // along the outer axis
+  }
+  struct Weight {
+    int32_t xt;
+    bool zero_point;
+  };
+  const Weight weights[] = {{QLINEAR_DTYPE_INT4, false}, {QLINEAR_DTYPE_UINT4, true}, {QLINEAR_DTYPE_INT2, true},
+                            {QLINEAR_DTYPE_UINT2, false}, {QLINEAR_DTYPE_FLOAT4E2M1, false},
+                            {QLINEAR_DTYPE_FLOAT8E4M3FN, false}, {QLINEAR_DTYPE_FLOAT8E5M2, false},
+                            {QLINEAR_DTYPE_INT8, true}};
+  const int32_t scale_types[] = {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16,
+                                 QLINEAR_DTYPE_FLOAT8E8M0};
+  std::mt19937 rng(17);
+  int turn = 0;
+  for (const WeightLayout& l : layouts) {
+    for (const Weight& w : weights) {
+      ++turn;
+      int64_t n = 1, sn = 1;
+      for (int64_t d : l.x_shape) n *= d;
+      for (int64_t d : l.s_shape) sn *= d;
+      std::vector<uint32_t> x(static_cast<size_t>(n)), zp(static_cast<size_t>(sn));
+      for (uint32_t& v : x) v = rng();
+      for (uint32_t& v : zp) v = rng();
+      std::vector<float> s(static_cast<size_t>(sn));
+      std::uniform_real_distribution<float> mag(0.01f, 4.0f);
+      for (size_t k = 0; k < s.size(); ++k) s[k] = k % 11 == 5 ? kSpecialScales[k % kSpecialScales.size()] : mag(rng);
+      DequantizeCall c;
+      c.x = Codes(w.xt, x, l.x_shape);
+      c.scale = Scales(scale_types[turn % 4], s, l.s_shape);
+      c.zero_point = Codes(w.xt, zp, l.s_shape);
+      c.has_zero_point = w.zero_point;
+      c.attrs.axis = l.axis;
+      c.attrs.block_size = l.block;
+      c.attrs.output_dtype = kOutputs[turn % 3];
+      std::string diff = CheckDequantize(c, 0, -1, static_cast<size_t>(turn));
+      ASSERT_EQ(diff, "") << Where(c, diff);
+      // Ranges on byte boundaries: from inside the first row or block to inside a later one.
+      const int64_t per = Bits(w.xt) >= 8 ? 1 : 8 / Bits(w.xt);
+      for (int64_t first : {per, 4 * L, n / 3 / per * per, (n - 2 * per) / per * per}) {
+        if (first < 0 || first > n) continue;
+        for (int64_t count : {n - first, std::min<int64_t>(n - first, 3 * L * per)}) {
+          diff = CheckDequantize(c, first, count, static_cast<size_t>(first % 5));
+          ASSERT_EQ(diff, "") << Where(c, "range [" + std::to_string(first) + ", +" + std::to_string(count) + ") " + diff);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
