@@ -42,7 +42,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // SCALAR demotions truncate).
 template <class DF>
 HWY_INLINE void StoreF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
-#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || (HWY_ARCH_ARM && HWY_TARGET != HWY_SCALAR)
   const hn::RebindToUnsigned<DF> du;
   const auto quiet = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u)));
   const hn::Rebind<hwy::float16_t, DF> dh;
@@ -121,7 +121,7 @@ struct MiniFloatDecoder {
   // Whether Four goes through float16: where the target converts float16 to float32 in hardware
   // (VCVTPH2PS; FCVTL on Arm) and the format fits float16's exponent range (not e5m2fnuz).
 #undef QLINEAR_F16_IN_HARDWARE  // per target
-#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || (HWY_ARCH_ARM && HWY_TARGET != HWY_SCALAR)
 #define QLINEAR_F16_IN_HARDWARE 1
   static constexpr bool kViaF16 = kT != DType::kFloat8E5M2FNUZ;
 #else
@@ -160,9 +160,9 @@ struct MiniFloatDecoder {
             bits = hn::IfThenElse(nan, hn::Or(sign, hn::Set(d16, uint16_t{0x7E00})), bits);
           }
         }
-        const auto h = hn::BitCast(hn::Repartition<hwy::float16_t, DF>(), bits);
-        auto lo = hn::PromoteTo(df, hn::LowerHalf(dh, h));
-        auto hi = hn::PromoteTo(df, hn::UpperHalf(dh, h));
+        const hn::Half<decltype(d16)> d16h;  // N lanes (halves of uint16: Arm has none of float16)
+        auto lo = hn::PromoteTo(df, hn::BitCast(dh, hn::LowerHalf(d16h, bits)));
+        auto hi = hn::PromoteTo(df, hn::BitCast(dh, hn::UpperHalf(d16h, bits)));
         if constexpr (kF16Shift != 0) {
           const auto scale = hn::Set(df, static_cast<float>(1 << kF16Shift));
           lo = hn::Mul(lo, scale);

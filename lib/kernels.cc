@@ -52,21 +52,26 @@ void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, 
 // rows (docs/performance.md).
 bool ReciprocalPathDriver() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
 
-// r[k] = 1 / s[k]; whether every r[k] is a normal float32 (exponent field neither 0 nor 255).
-bool ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float* HWY_RESTRICT r) {
+// r[k] = 1 / s[k]; whether every r[k] is a normal float32 (exponent field neither 0 nor 255)
+// and every s[k] a power of two (fraction field zero).
+ReciprocalFacts ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float* HWY_RESTRICT r) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  auto bad = hn::Zero(di);
+  auto bad = hn::Zero(di), fraction = hn::Zero(di);
   int64_t k = 0;
   for (; k + N <= n; k += N) {
-    const auto v = hn::Div(hn::Set(df, 1.0f), hn::LoadU(df, s + k));
+    const auto vs = hn::LoadU(df, s + k);
+    const auto v = hn::Div(hn::Set(df, 1.0f), vs);
     hn::StoreU(v, df, r + k);
     const auto field = hn::And(hn::ShiftRight<23>(hn::BitCast(di, v)), hn::Set(di, 0xFF));
     bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Eq(field, hn::Zero(di)), hn::Eq(field, hn::Set(di, 0xFF)))));
+    fraction = hn::Or(fraction, hn::And(hn::BitCast(di, vs), hn::Set(di, 0x7FFFFF)));
   }
-  const bool normal = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
-  return ScalarReciprocals(s, k, n, r) && normal;
+  ReciprocalFacts f = ScalarReciprocals(s, k, n, r);
+  f.normal = f.normal && hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+  f.powers_of_two = f.powers_of_two && hn::AllTrue(di, hn::Eq(fraction, hn::Zero(di)));
+  return f;
 }
 
 int64_t TargetDriver() { return HWY_TARGET; }
@@ -300,7 +305,7 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
   QLINEAR_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
 }
 
-bool ComputeReciprocals(const float* s, int64_t n, float* r) {
+ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
   if (n >= 64) return QLINEAR_DISPATCH(ReciprocalsDriver)(s, n, r);
   return ScalarReciprocals(s, 0, n, r);  // few scales: not worth a dispatch
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "plan.h"
 #include "qlinear/qlinear.h"
@@ -18,6 +19,9 @@ struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
   const int32_t* zps = nullptr;   // null: every zero point is 0 (DequantizeLinear without one)
+  // With recips: every scale is a power of two, so x * recips[k] is exactly fl(x / scales[k])
+  // (both round the same real number once): codes from the product, no boundary test.
+  bool exact_products = false;
   // zps[k] + FixedPoint::kOffset as float, for the reciprocal path of <= 8-bit integer outputs
   // (encode-inl.h IntEncoder::ZeroOffset), when there are recips and more than one zero point;
   // else null.
@@ -57,18 +61,27 @@ void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b);
 // DynamicQuantizeLinear: range pass, then a per-tensor quantize pass.
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp);
 
-// r[k] = 1 / s[k] for k < n (vector form for many scales); whether every r[k] is a normal
-// float32, the condition for the reciprocal path.
-bool ComputeReciprocals(const float* s, int64_t n, float* r);
+// What ComputeReciprocals found: every 1/s a normal float32 (the reciprocal path's condition),
+// and every s a power of two besides (then x * (1/s) is exactly fl(x / s): no boundary test).
+struct ReciprocalFacts {
+  bool normal = true;
+  bool powers_of_two = true;
+};
+
+// r[k] = 1 / s[k] for k < n (vector form for many scales).
+ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r);
 
 // The same for k in [k0, n), one at a time (few scales, and the vector form's tail).
-inline bool ScalarReciprocals(const float* s, int64_t k0, int64_t n, float* r) {
-  bool normal = true;
+inline ReciprocalFacts ScalarReciprocals(const float* s, int64_t k0, int64_t n, float* r) {
+  ReciprocalFacts f;
   for (int64_t k = k0; k < n; ++k) {
     r[k] = 1.0f / s[k];
-    normal = normal && std::isnormal(r[k]);
+    f.normal = f.normal && std::isnormal(r[k]);
+    uint32_t bits;
+    std::memcpy(&bits, &s[k], 4);
+    f.powers_of_two = f.powers_of_two && (bits & 0x7FFFFFu) == 0;
   }
-  return normal;
+  return f;
 }
 
 // OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a

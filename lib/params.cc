@@ -154,7 +154,11 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
       recips_.reset(new float[static_cast<size_t>(n)]);
       r = recips_.get();
     }
-    if (ComputeReciprocals(prm_.scales, n, r)) prm_.recips = r;
+    const ReciprocalFacts facts = ComputeReciprocals(prm_.scales, n, r);
+    if (facts.normal) {
+      prm_.recips = r;
+      prm_.exact_products = facts.powers_of_two;
+    }
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
       offsets_.reset(new float[static_cast<size_t>(n)]);

@@ -6,7 +6,7 @@
 // Each run (plan.h) is taken by the loop its RunKind names:
 //   kUniform, kPerElement   QuantizeSpan: groups of four vectors on the reciprocal path
 //                           (SpanGroups), then whole vectors by division, then the tail
-//                           (DivideRest); <= 8-bit integer outputs with per-element scales take
+//                           (UnflaggedRest); <= 8-bit integer outputs with per-element scales take
 //                           four rows with the same scales at a time (RowGroups)
 //   kBlocks                 BlockGroups where blocks are whole vectors, else a span per block
 //   kShortBlocks            spans with a scale per element (spans.h ForEachSpan)
@@ -57,6 +57,9 @@ constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 // point, or QuantParams::offsets), and whether a span prefetches x.
 enum class ZeroOffsets { kComputed, kLoaded };
 enum class Prefetch { kNone, k4KAhead };
+// How the unflagged loops get quotients: x / s, or x * (1/s) where that is exact
+// (QuantParams::exact_products: power-of-two scales).
+enum class Quotients { kDivide, kExactProduct };
 
 // The CodeForm a loop asks of the encoder: kFixedPoint where four vectors go to consecutive
 // outputs at once (StoreFourFixedPoint), kLowByte for truncating stores, else exact codes.
@@ -83,11 +86,21 @@ HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) 
   return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
 }
 
+// The codes of x[0, N) with scale (kDivide) or reciprocal (kExactProduct) sr and zero point vz.
+template <Quotients kQ, class Enc, class DF, class XT>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> VectorCodes(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> sr,
+                                                       hn::Vec<hn::RebindToSigned<DF>> vz) {
+  const auto vx = LoadAsF32(df, x);
+  const auto q = kQ == Quotients::kDivide ? Quotient(df, vx, sr, enc.prec)
+                                          : RoundToPrec(df, hn::Mul(RoundToPrec(df, vx, enc.prec), sr), enc.prec);
+  return enc.Encode(df, q, vz);
+}
+
 // One vector by division: codes of x[0, N) with scale vs and zero point vz, stored at out.
 template <class Enc, class DF, class XT, class TOut>
 HWY_INLINE void DivideVector(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> vs,
                              hn::Vec<hn::RebindToSigned<DF>> vz, TOut* HWY_RESTRICT out) {
-  StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x), vs, enc.prec), vz), out);
+  StoreCodes(df, VectorCodes<Quotients::kDivide>(enc, df, x, vs, vz), out);
 }
 
 // The flagged-group loop of the reciprocal path: groups [0, groups) of four vectors. begin(g)
@@ -115,21 +128,30 @@ HWY_INLINE void FlaggedGroups(DF df, int64_t groups, Begin&& begin, Codes&& code
   }
 }
 
-// Whole vectors [i, n / N * N) by division, then the partial vector through stack buffers (no
-// over-read, no over-write; padding lanes x = 0, s = 1).
-template <Scales kScales, class Enc, class XT, class TOut>
-HWY_INLINE void DivideRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t i, int64_t n,
-                           const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+// Whole vectors [i, n / N * N) by division (kDivide, sr: the scales) or exact products
+// (kExactProduct, sr: the reciprocals), four at a time and then one by one, then the partial
+// vector through stack buffers (no over-read, no over-write; padding lanes x = 0, s = r = 1).
+template <Scales kScales, Quotients kQ, class Enc, class XT, class TOut>
+HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t i, int64_t n,
+                              const float* HWY_RESTRICT sr, const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto us = hn::Set(df, *s);
+  const auto usr = hn::Set(df, *sr);
   const auto uz = hn::Set(di, *z);
-  auto divide = [&](const XT* xp, const float* sp, const int32_t* zp, TOut* op) QLINEAR_INLINE_LAMBDA {
-    DivideVector(enc, df, xp, kEach ? hn::LoadU(df, sp) : us, kEach ? hn::LoadU(di, zp) : uz, op);
+  auto codes = [&](const XT* xp, const float* sp, const int32_t* zp) QLINEAR_INLINE_LAMBDA {
+    return VectorCodes<kQ>(enc, df, xp, kEach ? hn::LoadU(df, sp) : usr, kEach ? hn::LoadU(di, zp) : uz);
   };
-  for (; i + N <= n; i += N) divide(x + i, kEach ? s + i : s, kEach ? z + i : z, out + i);
+  auto at = [&](int64_t k) QLINEAR_INLINE_LAMBDA {
+    return codes(x + k, kEach ? sr + k : sr, kEach ? z + k : z);
+  };
+  if constexpr (kQ == Quotients::kExactProduct) {  // (division is the slow path: no grouping)
+    for (; i + 4 * N <= n; i += 4 * N) {
+      StoreFourCodes(df, at(i), at(i + N), at(i + 2 * N), at(i + 3 * N), out + i);
+    }
+  }
+  for (; i + N <= n; i += N) StoreCodes(df, at(i), out + i);
   if (i < n) {
     const size_t rem = static_cast<size_t>(n - i);
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
@@ -139,10 +161,10 @@ HWY_INLINE void DivideRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t i, 
     std::memcpy(xb, x + i, rem * sizeof(XT));
     if (kEach) {
       std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
-      std::memcpy(sb, s + i, rem * sizeof(float));
+      std::memcpy(sb, sr + i, rem * sizeof(float));
       std::memcpy(zb, z + i, rem * sizeof(int32_t));
     }
-    divide(xb, sb, zb, ob);
+    StoreCodes(df, codes(xb, sb, zb), ob);
     std::memcpy(out + i, ob, rem * sizeof(TOut));
   }
 }
@@ -196,10 +218,13 @@ template <Scales kScales, class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
                                const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out,
-                               const float* HWY_RESTRICT off = nullptr) {
+                               const float* HWY_RESTRICT off = nullptr, bool exact_products = false) {
   // A local copy: byte stores may alias the referenced encoder, which would make the compiler
   // reload its bounds (and rebuild the clamp vectors) on every iteration.
   const Enc enc = enc_ref;
+  if constexpr (Enc::kReciprocal) {
+    if (exact_products && r != nullptr) return UnflaggedRest<kScales, Quotients::kExactProduct>(enc, x, 0, n, r, z, out);
+  }
   int64_t i = 0;
   if constexpr (Enc::kReciprocal) {
     if (r != nullptr) {
@@ -229,7 +254,7 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
       if (i < 0) i = maybe_prefetch(Fixed());
     }
   }
-  DivideRest<kScales>(enc, x, i, n, s, z, out);
+  UnflaggedRest<kScales, Quotients::kDivide>(enc, x, i, n, s, z, out);
 }
 
 // Blocks along a run whose vectors lie within one block (period and phase multiples of N), on
@@ -297,23 +322,52 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
   return count / (4 * N) * 4 * N;
 }
 
-// A kBlocks run spanning more than one block: BlockGroups where the blocks are whole vectors,
-// the rest a span per block.
+// The same with power-of-two scales (QuantParams::exact_products): each vector's codes from its
+// block's exact products, four vectors per store, no flags.
+template <class Enc, class XT, class TOut>
+HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
+                                      const XT* HWY_RESTRICT x, const float* HWY_RESTRICT r,
+                                      const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t per_block = period / N;
+  int64_t k = 0, left = per_block - phase / N;
+  auto codes = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
+    const auto c = VectorCodes<Quotients::kExactProduct>(enc, df, x + i, hn::Set(df, r[k]), hn::Set(di, z[k]));
+    if (--left == 0) {
+      ++k;
+      left = per_block;
+    }
+    return c;
+  };
+  int64_t i = 0;
+  for (; i + 4 * N <= count; i += 4 * N) {
+    const auto c0 = codes(i), c1 = codes(i + N), c2 = codes(i + 2 * N), c3 = codes(i + 3 * N);
+    StoreFourCodes(df, c0, c1, c2, c3, out + i);
+  }
+  return i;
+}
+
+// A kBlocks run spanning more than one block: BlockGroups (or ProductBlockGroups) where the
+// blocks are whole vectors, the rest a span per block.
 template <class Enc, class XT, class TOut>
 HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x, const RunParams& p,
-                                 TOut* HWY_RESTRICT out) {
+                                 bool exact_products, TOut* HWY_RESTRICT out) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   // Locals: byte stores may alias `run` (GCC reloaded its fields after every block).
   const int64_t period = run.period, phase = run.phase, count = run.count;
   int64_t j = 0;
   if (p.r != nullptr && period % N == 0 && phase % N == 0) {
-    j = BlockGroups(enc, period, phase, count, x, p.s, p.r, p.z, p.off, out);
+    j = exact_products ? ProductBlockGroups(enc, period, phase, count, x, p.r, p.z, out)
+                       : BlockGroups(enc, period, phase, count, x, p.s, p.r, p.z, p.off, out);
   }
   int64_t len = period - (phase + j) % period;
   for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
     len = std::min(len, count - j);
-    QuantizeSpan<Scales::kUniform>(enc, x + j, len, p.s + k, p.r != nullptr ? p.r + k : nullptr, p.z + k, out + j);
+    QuantizeSpan<Scales::kUniform>(enc, x + j, len, p.s + k, p.r != nullptr ? p.r + k : nullptr, p.z + k, out + j,
+                                   nullptr, exact_products);
   }
 }
 
@@ -323,15 +377,16 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
                             const QuantParams& prm, TOut* HWY_RESTRICT out) {
   if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
-      return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), out);
+      return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
     }
   }
   ForEachSpan(run, prm, [&](const Span& sp) {
     if (sp.per_element) {
       QuantizeSpan<Scales::kPerElement>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j,
-                                        sp.off != nullptr ? sp.off + sp.j : nullptr);
+                                        sp.off != nullptr ? sp.off + sp.j : nullptr, prm.exact_products);
     } else {
-      QuantizeSpan<Scales::kUniform>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j);
+      QuantizeSpan<Scales::kUniform>(enc, xr + sp.j, sp.len, sp.s, sp.r, sp.z, out + sp.j, nullptr,
+                                     prm.exact_products);
     }
   });
 }
