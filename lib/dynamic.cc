@@ -72,6 +72,26 @@ GroupScale PowerOfTwo(int e) {
   return GroupScale{FloatOf(code == 0 ? 0x00400000u : code << 23), code, 0};
 }
 
+// Sub-byte zero points of groups [g0, g0 + n): whole bytes where they start on one, else field
+// by field (the first field of a byte writes it, so its padding is zero).
+template <int kBits>
+void PackZeroPoints(const int32_t* z, int64_t g0, int64_t n, uint8_t* dst) {
+  constexpr int kPer = 8 / kBits;
+  constexpr unsigned kMask = (1u << kBits) - 1;
+  int64_t g = g0;
+  if (g % kPer == 0) {
+    for (; g + kPer <= g0 + n; g += kPer) {
+      unsigned byte = 0;
+      for (int k = 0; k < kPer; ++k) byte |= (static_cast<unsigned>(z[g - g0 + k]) & kMask) << (k * kBits);
+      dst[g / kPer] = static_cast<uint8_t>(byte);
+    }
+  }
+  for (; g < g0 + n; ++g) {
+    const unsigned field = (static_cast<unsigned>(z[g - g0]) & kMask) << ((g % kPer) * kBits);
+    dst[g / kPer] = static_cast<uint8_t>(g % kPer == 0 ? field : dst[g / kPer] | field);
+  }
+}
+
 const GroupScale kNaNScale{FloatOf(0x7FC00000u), 0xFFu, 0};  // e8m0 0xFF decodes to +NaN
 
 // MINMAX (float32 arithmetic, as DynamicQuantizeLinear): lo <= 0 <= hi are float32 values.
@@ -89,7 +109,7 @@ GroupScale MinMaxScale(const RuleFacts& f, float lo, float hi) {
 
 }  // namespace
 
-RuleFacts FactsFor(ScaleRule rule, DType y_type, DType scale_type) {
+RuleFacts FactsFor(Rule rule, DType y_type, DType scale_type) {
   RuleFacts f;
   f.rule = rule;
   f.y_type = y_type;
@@ -111,18 +131,18 @@ RuleFacts FactsFor(ScaleRule rule, DType y_type, DType scale_type) {
 GroupScale ReferenceGroupScale(const RuleFacts& f, double lo, double hi, bool nonfinite) {
   const double amax = std::max(-lo, hi);
   switch (f.rule) {
-    case ScaleRule::kAbsMax:
+    case Rule::kAbsMax:
       return RoundScale(f.scale_type, amax == 0.0 ? 1.0 / f.p : amax / f.p);
-    case ScaleRule::kMinMax:
+    case Rule::kMinMax:
       return MinMaxScale(f, static_cast<float>(lo), static_cast<float>(hi));
-    case ScaleRule::kMx: {
+    case Rule::kMx: {
       if (nonfinite) return kNaNScale;
       if (amax == 0.0) return PowerOfTwo(-127);
       int k;
       std::frexp(amax, &k);  // floor(log2 amax) = k - 1, subnormals included
       return PowerOfTwo(k - 1 - f.emax);
     }
-    case ScaleRule::kPow2Ceil: {
+    case Rule::kPow2Ceil: {
       if (nonfinite) return kNaNScale;
       if (amax == 0.0) return PowerOfTwo(-127);
       int ka, kp;
@@ -140,7 +160,7 @@ GroupScale ReferenceGroupScale(const RuleFacts& f, double lo, double hi, bool no
 
 GroupScale GroupScaleFromStats(const RuleFacts& f, uint32_t s0, uint32_t s1) {
   switch (f.rule) {
-    case ScaleRule::kAbsMax:
+    case Rule::kAbsMax:
       if (f.scale_type == DType::kFloat32) {
         // IEEE division rounds the exact quotient of two float32 values once: no double needed.
         const float amax = FloatOf(s0);
@@ -150,17 +170,27 @@ GroupScale GroupScaleFromStats(const RuleFacts& f, uint32_t s0, uint32_t s1) {
         return GroupScale{v, BitsOf(v), 0};
       }
       return ReferenceGroupScale(f, 0.0, FloatOf(s0), false);
-    case ScaleRule::kMinMax:
+    case Rule::kMinMax:
       return MinMaxScale(f, -FloatOf(s0), FloatOf(s1));
-    case ScaleRule::kMx: {
+    case Rule::kMx: {
       if (s0 >= kNonFiniteBits) return kNaNScale;
       // floor(log2 amax) - emax + 127 is the exponent field minus emax; subnormal amax (field 0)
       // and zero clamp to code 0, and the field is at most 254, so no upper clamp.
       const int code = std::max(0, static_cast<int>(s0 >> 23) - f.emax);
       return PowerOfTwo(code - 127);
     }
-    case ScaleRule::kPow2Ceil:
-      return ReferenceGroupScale(f, 0.0, FloatOf(s0), s0 >= kNonFiniteBits);
+    case Rule::kPow2Ceil: {
+      if (s0 >= kNonFiniteBits) return kNaNScale;
+      if (s0 == 0) return PowerOfTwo(-127);
+      // amax = (1 + a) 2^ea and p = (1 + b) 2^ep: the smallest e with p 2^e >= amax is ea - ep,
+      // or one more when a > b (subnormal amax normalized by 2^64, exactly).
+      const bool sub = s0 < 0x00800000u;
+      const uint32_t nb = sub ? BitsOf(FloatOf(s0) * 0x1p64f) : s0;
+      const uint32_t pb = BitsOf(f.p);
+      int e = static_cast<int>(nb >> 23) - static_cast<int>(pb >> 23) - (sub ? 64 : 0);
+      if ((nb & 0x7FFFFFu) > (pb & 0x7FFFFFu)) ++e;
+      return PowerOfTwo(e);
+    }
   }
   return kNaNScale;
 }
@@ -257,7 +287,7 @@ qlinear_status PlanDynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs*
   qlinear_status s = ReadDynamicAttrs(attrs_in, &a);
   if (s != QLINEAR_OK) return s;
   const DType yt = static_cast<DType>(a.output_dtype), st = static_cast<DType>(a.scale_dtype);
-  const ScaleRule rule = static_cast<ScaleRule>(a.rule);
+  const Rule rule = static_cast<Rule>(a.rule);
   const int32_t g = a.granularity;
 
   // x.
@@ -301,7 +331,7 @@ qlinear_status PlanDynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs*
     return Fail(QLINEAR_INVALID_ARGUMENT, "x: %lld scales of %s do not fit in memory",
                 static_cast<long long>(groups), Name(st));
   }
-  if (rule == ScaleRule::kMinMax) {
+  if (rule == Rule::kMinMax) {
     if (static_cast<uint64_t>(groups) > MaxCountFor(yt) ||
         StorageBytes(yt, static_cast<uint64_t>(groups)) > SIZE_MAX) {
       return Fail(QLINEAR_INVALID_ARGUMENT, "x: %lld zero points of %s do not fit in memory",
@@ -315,7 +345,7 @@ qlinear_status PlanDynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs*
   qa.axis = axis;
   const qlinear_tensor scale{static_cast<int32_t>(st), rank, shape, kPlaceholder};
   const qlinear_tensor zp{static_cast<int32_t>(yt), rank, shape, kPlaceholder};
-  if ((s = PlanQuantize(&xv, &scale, rule == ScaleRule::kMinMax ? &zp : nullptr, &qa, &p->q)) !=
+  if ((s = PlanQuantize(&xv, &scale, rule == Rule::kMinMax ? &zp : nullptr, &qa, &p->q)) !=
       QLINEAR_OK) {
     return s;
   }
@@ -356,7 +386,7 @@ qlinear_status CheckScaleOutputs(const DynamicPlan& p, const void* y_scale, size
                 static_cast<unsigned long long>(p.scale_bytes),
                 static_cast<unsigned long long>(y_scale_bytes));
   }
-  if (p.facts.rule == ScaleRule::kMinMax) {
+  if (p.facts.rule == Rule::kMinMax) {
     if (y_zero_point == nullptr) {
       return Fail(QLINEAR_INVALID_ARGUMENT,
                   "y_zero_point: rule MINMAX writes a zero point per scale; pointer is NULL "
@@ -405,6 +435,23 @@ qlinear_status CheckRanges(const DynamicPlan& p, const float* ranges, size_t ran
   return QLINEAR_OK;
 }
 
+void StoreZeroPoints(const DynamicPlan& p, const int32_t* z, int64_t g0, int64_t n, const DynamicOutputs& out) {
+  uint8_t* dst = static_cast<uint8_t*>(out.zero_point);
+  const int bits = Info(p.facts.y_type).bits;
+  if (bits == 16) {
+    for (int64_t k = 0; k < n; ++k) {
+      const uint16_t h = static_cast<uint16_t>(z[k]);
+      std::memcpy(dst + 2 * (g0 + k), &h, 2);
+    }
+  } else if (bits == 8) {
+    for (int64_t k = 0; k < n; ++k) dst[g0 + k] = static_cast<uint8_t>(z[k]);
+  } else if (bits == 4) {
+    PackZeroPoints<4>(z, g0, n, dst);
+  } else {
+    PackZeroPoints<2>(z, g0, n, dst);
+  }
+}
+
 void StoreGroupScale(const DynamicPlan& p, const GroupScale& s, int64_t g, const DynamicOutputs& out) {
   char* sc = static_cast<char*>(out.scale);
   switch (Info(p.facts.scale_type).bits) {
@@ -416,26 +463,13 @@ void StoreGroupScale(const DynamicPlan& p, const GroupScale& s, int64_t g, const
     }
     default: sc[g] = static_cast<char>(s.code); break;
   }
-  if (p.facts.rule != ScaleRule::kMinMax) return;
-  uint8_t* z = static_cast<uint8_t*>(out.zero_point);
-  const int bits = Info(p.facts.y_type).bits;
-  const uint32_t code = static_cast<uint32_t>(s.zero_point);
-  if (bits == 16) {
-    const uint16_t h = static_cast<uint16_t>(code);
-    std::memcpy(z + 2 * g, &h, 2);
-  } else if (bits == 8) {
-    z[g] = static_cast<uint8_t>(code);
-  } else {
-    const int per = 8 / bits;
-    const unsigned field = (code & ((1u << bits) - 1)) << ((g % per) * bits);
-    z[g / per] = static_cast<uint8_t>(g % per == 0 ? field : z[g / per] | field);
-  }
+  if (p.facts.rule == Rule::kMinMax) StoreZeroPoints(p, &s.zero_point, g, 1, out);
 }
 
 void ScalesFromRanges(const DynamicPlan& p, const float* ranges, const DynamicOutputs& out) {
   for (int64_t g = 0; g < p.groups; ++g) {
     const float r0 = ranges[2 * g] + 0.0f, r1 = ranges[2 * g + 1] + 0.0f;  // -0 -> +0
-    const GroupScale s = p.facts.rule == ScaleRule::kMinMax
+    const GroupScale s = p.facts.rule == Rule::kMinMax
                              ? GroupScaleFromStats(p.facts, BitsOf(r0), BitsOf(r1))
                              : GroupScaleFromStats(p.facts, BitsOf(std::max(r0, r1)), 0);
     StoreGroupScale(p, s, g, out);
@@ -463,7 +497,7 @@ void QuantizeDynamicReference(const DynamicPlan& p, const DynamicOutputs& out) {
   if (out.y == nullptr) return;
   QuantizePlan q = p.q;
   q.scale = out.scale;
-  q.zero_point = p.facts.rule == ScaleRule::kMinMax ? out.zero_point : nullptr;
+  q.zero_point = p.facts.rule == Rule::kMinMax ? out.zero_point : nullptr;
   QuantizeReference(q, out.y, 0, l.count);
 }
 

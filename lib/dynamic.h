@@ -14,17 +14,17 @@
 
 namespace qlinear {
 
-enum class ScaleRule : uint8_t { kAbsMax = 1, kMinMax = 2, kMx = 3, kPow2Ceil = 4 };
+enum class Rule : uint8_t { kAbsMax = 1, kMinMax = 2, kMx = 3, kPow2Ceil = 4 };
 
 // A rule applied to an output type: the facts of the table (from dtype.h/minifloat.h).
 struct RuleFacts {
-  ScaleRule rule = ScaleRule::kAbsMax;
+  Rule rule = Rule::kAbsMax;
   DType y_type = DType::kInt8, scale_type = DType::kFloat32;
   float p = 127.0f;           // largest positive value of y_type
   int32_t qmin = 0, qmax = 0;  // integer outputs (MINMAX)
   int emax = 6;               // floor(log2 p)
 };
-RuleFacts FactsFor(ScaleRule rule, DType y_type, DType scale_type);
+RuleFacts FactsFor(Rule rule, DType y_type, DType scale_type);
 
 // One group's scale: its exact value as float32 (NaN for e8m0's 0xFF), its code in scale_type
 // (float32 bits, float16/bfloat16 bits, e8m0 byte) and the zero point (MINMAX, else 0).
@@ -96,6 +96,8 @@ struct DynamicOutputs {
 // group of a byte writes the whole byte (padding zero), later ones OR into it, so callers write
 // groups in increasing order and start every range of groups on a byte boundary.
 void StoreGroupScale(const DynamicPlan& p, const GroupScale& s, int64_t g, const DynamicOutputs& out);
+// Zero points of groups [g0, g0 + n), the same way.
+void StoreZeroPoints(const DynamicPlan& p, const int32_t* z, int64_t g0, int64_t n, const DynamicOutputs& out);
 
 // Execution (kernels_dynamic.cc): the whole plan, or split into tasks on group boundaries.
 void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskSplit* split);

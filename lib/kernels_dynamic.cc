@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels_dynamic.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/dynamic-inl.h"
 
@@ -26,6 +28,11 @@ void GroupStatsDriver(StatKind kind, const Layout& l, int64_t begin, int64_t end
   GroupStatsVector(kind, l, begin, end, x_type, x, g_first, s0, s1);
 }
 
+void ScalesDriver(const RuleFacts& f, const uint32_t* s0, const uint32_t* s1, int64_t n, float* values,
+                  uint32_t* codes, int32_t* zps) {
+  ScalesVector(f, s0, s1, n, values, codes, zps);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace qlinear
 HWY_AFTER_NAMESPACE();
@@ -34,6 +41,7 @@ HWY_AFTER_NAMESPACE();
 namespace qlinear {
 
 HWY_EXPORT(GroupStatsDriver);
+HWY_EXPORT(ScalesDriver);
 
 void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
                 const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {
@@ -42,10 +50,16 @@ void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DTyp
 
 namespace {
 
-// Elements per chunk of one-pass layouts: the chunk's statistics pass reads x from memory, the
-// quantize pass from L2 (64 KB of float32: L1 is 32-48 KB, L2 >= 512 KB). Chunks hold whole
-// units, so they may be longer.
-constexpr int64_t kChunkElements = 16384;
+// Elements per chunk of one-pass layouts: the statistics pass reads the chunk from memory, the
+// quantize pass again from L2 (128 KB of float32; L2 is >= 512 KB where this runs). Per-chunk
+// costs (a QuantizeLinear execution each) made 16K-element chunks 5-10% slower in cache (Zen 5,
+// int8 per row and int4 blocks of 32 at 64K elements); 64K-element ones gained little more.
+// Chunks hold whole units, so they may be longer.
+constexpr int64_t kChunkElements = 32768;
+
+// From this many elements the next chunk's x is prefetched while the current one is quantized
+// (in cache the prefetches only cost: 14% of an int8 per-row call at 64K elements).
+constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 
 size_t ByteOffset(DType t, int64_t elements) {
   return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
@@ -64,7 +78,7 @@ struct Units {
       : p(plan),
         count(plan.q.layout.outer * plan.units_per_outer),
         per(8 / std::min(8, Info(plan.q.y_type).bits)),
-        packed_zp(plan.facts.rule == ScaleRule::kMinMax) {}
+        packed_zp(plan.facts.rule == Rule::kMinMax) {}
 
   int64_t ElemStart(int64_t u) const {
     const Layout& l = p.q.layout;
@@ -96,7 +110,6 @@ struct Units {
 class ScaleValues {
  public:
   ScaleValues(const DynamicPlan& p, const DynamicOutputs& out) {
-    if (out.y == nullptr) return;
     if (p.facts.scale_type == DType::kFloat32 && reinterpret_cast<uintptr_t>(out.scale) % alignof(float) == 0) {
       values_ = static_cast<float*>(out.scale);
     } else {
@@ -105,7 +118,6 @@ class ScaleValues {
     }
   }
   float* get() const { return values_; }
-  bool is_copy() const { return copy_ != nullptr; }
 
  private:
   std::unique_ptr<float[]> copy_;
@@ -113,12 +125,12 @@ class ScaleValues {
 };
 
 StatKind FastKind(const RuleFacts& f) {
-  return f.rule == ScaleRule::kMinMax ? StatKind::kMinMax : StatKind::kAbs;
+  return f.rule == Rule::kMinMax ? StatKind::kMinMax : StatKind::kAbs;
 }
 StatKind FiniteKind(const RuleFacts& f) {
-  return f.rule == ScaleRule::kMinMax ? StatKind::kMinMaxFinite : StatKind::kAbsFinite;
+  return f.rule == Rule::kMinMax ? StatKind::kMinMaxFinite : StatKind::kAbsFinite;
 }
-bool TwoStats(const RuleFacts& f) { return f.rule == ScaleRule::kMinMax; }
+bool TwoStats(const RuleFacts& f) { return f.rule == Rule::kMinMax; }
 
 // Statistics of groups [g0, g0 + s0.size()) from elements [e0, e1) of x. ABSMAX and MINMAX
 // leave NaN/Inf out: the fast keys flag them, and only then are the finite-only keys run.
@@ -131,30 +143,48 @@ struct Stats {
     s1.assign(two ? static_cast<size_t>(groups) : 0, 0);
     const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
     GroupStats(FastKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
-    if (f.rule != ScaleRule::kAbsMax && f.rule != ScaleRule::kMinMax) return;
+    if (f.rule != Rule::kAbsMax && f.rule != Rule::kMinMax) return;
     if (!Flagged()) return;
     std::fill(s0.begin(), s0.end(), 0u);
     std::fill(s1.begin(), s1.end(), 0u);
     GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
   }
+  // Whether a statistic is >= kNonFiniteBits: adding 2^23 carries such values (all < 2^31) into
+  // bit 31. An OR reduction, which baseline SSE2 vectorizes (unsigned max it does not have).
   bool Flagged() const {
     uint32_t m = 0;
-    for (uint32_t v : s0) m = std::max(m, v);
-    for (uint32_t v : s1) m = std::max(m, v);
-    return m >= kNonFiniteBits;
+    for (uint32_t v : s0) m |= v + 0x00800000u;
+    for (uint32_t v : s1) m |= v + 0x00800000u;
+    return (m & 0x80000000u) != 0;
   }
 };
 
-// Scales and zero points of groups [g0, g0 + stats) into the outputs (and the float32 values).
+// Scales and zero points of groups [g0, g0 + stats) into the outputs and their float32 values.
 void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const DynamicOutputs& out,
-                 const ScaleValues& values) {
-  const bool two = TwoStats(p.facts);
-  float* v = values.is_copy() ? values.get() : nullptr;
-  for (size_t k = 0; k < st.s0.size(); ++k) {
-    const GroupScale s = GroupScaleFromStats(p.facts, st.s0[k], two ? st.s1[k] : 0);
-    StoreGroupScale(p, s, g0 + static_cast<int64_t>(k), out);
-    if (v != nullptr) v[g0 + static_cast<int64_t>(k)] = s.value;
+                 const ScaleValues& values, std::vector<uint32_t>* codes, std::vector<int32_t>* zps) {
+  const RuleFacts& f = p.facts;
+  const size_t n = st.s0.size();
+  const bool minmax = f.rule == Rule::kMinMax;
+  codes->resize(n);
+  zps->resize(minmax ? n : 0);
+  float* v = values.get() + g0;
+  HWY_DYNAMIC_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
+                                     static_cast<int64_t>(n), v, codes->data(), minmax ? zps->data() : nullptr);
+  char* dst = static_cast<char*>(out.scale);
+  switch (Info(f.scale_type).bits) {
+    case 32:
+      if (v != static_cast<float*>(out.scale) + g0) std::memcpy(dst + 4 * g0, v, n * 4);
+      break;
+    case 16:
+      for (size_t k = 0; k < n; ++k) {
+        const uint16_t h = static_cast<uint16_t>((*codes)[k]);
+        std::memcpy(dst + 2 * (g0 + static_cast<int64_t>(k)), &h, 2);
+      }
+      break;
+    default:
+      for (size_t k = 0; k < n; ++k) dst[g0 + static_cast<int64_t>(k)] = static_cast<char>((*codes)[k]);
   }
+  if (minmax) StoreZeroPoints(p, zps->data(), g0, static_cast<int64_t>(n), out);
 }
 
 // QuantizeLinear of elements [e0, e1) with the scales written (float32 values: QuantizeLinear's
@@ -164,7 +194,7 @@ void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOu
   QuantizePlan q = p.q;
   q.scale_type = DType::kFloat32;
   q.scale = values.get();
-  q.zero_point = p.facts.rule == ScaleRule::kMinMax ? out.zero_point : nullptr;
+  q.zero_point = p.facts.rule == Rule::kMinMax ? out.zero_point : nullptr;
   q.begin = e0;
   q.end = e1;
   q.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
@@ -175,14 +205,26 @@ void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOu
 void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
              const DynamicOutputs& out, const ScaleValues& values) {
   Stats st;
+  std::vector<uint32_t> codes;
+  std::vector<int32_t> zps;
   while (u0 < u1) {
     int64_t c = units.At(units.ElemStart(u0) + kChunkElements);
     c = std::min(u1, units.NextCut(std::max(c, u0 + 1)));
     const int64_t e0 = units.ElemStart(u0), e1 = units.ElemStart(c);
     const int64_t g0 = u0 * p.groups_per_unit, g1 = c * p.groups_per_unit;
     st.Compute(p, e0, e1, g0, g1 - g0);
-    StoreScales(p, st, g0, out, values);
-    if (out.y != nullptr && e1 > e0) QuantizeRange(p, e0, e1, out, values, nullptr);
+    StoreScales(p, st, g0, out, values, &codes, &zps);
+    if (out.y != nullptr && e1 > e0) {
+      // The next chunk's x is fetched while this one is quantized: its statistics pass would
+      // otherwise wait on memory while the core idles (and the quantize pass then run alone).
+      const size_t from = ByteOffset(p.q.x_type, e1);
+      const size_t to = p.q.layout.count >= kPrefetchFrom
+                            ? ByteOffset(p.q.x_type, std::min(units.ElemStart(u1), 2 * e1 - e0))
+                            : from;
+      const char* x = static_cast<const char*>(p.q.x);
+      for (size_t b = from; b < to; b += 64) hwy::Prefetch(x + b);
+      QuantizeRange(p, e0, e1, out, values, nullptr);
+    }
     u0 = c;
   }
 }
@@ -214,7 +256,9 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       for (size_t g = 0; g < st.s1.size(); ++g) st.s1[g] = std::max(st.s1[g], parts[t].s1[g]);
     }
   }
-  StoreScales(p, st, 0, out, values);
+  std::vector<uint32_t> codes;
+  std::vector<int32_t> zps;
+  StoreScales(p, st, 0, out, values, &codes, &zps);
   if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, split);
 }
 
@@ -258,7 +302,7 @@ void ExecuteDynamicRanges(const DynamicPlan& p, int64_t first, int64_t count, co
   ScaleWindow(p.q.layout, first, first + count, &g0, &groups);
   std::vector<uint32_t> s0(static_cast<size_t>(groups), 0), s1(two ? s0.size() : 0, 0);
   // MX and POW2_CEIL keep NaN/Inf (they decide the scale), the others leave them out.
-  const StatKind kind = f.rule == ScaleRule::kMx || f.rule == ScaleRule::kPow2Ceil ? StatKind::kAbs : FiniteKind(f);
+  const StatKind kind = f.rule == Rule::kMx || f.rule == Rule::kPow2Ceil ? StatKind::kAbs : FiniteKind(f);
   GroupStats(kind, p.q.layout, first, first + count, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
   for (int64_t k = 0; k < groups; ++k) {
     const size_t i = static_cast<size_t>(k);

@@ -25,6 +25,7 @@
 #include "lib/minifloat.h"
 #include "lib/reference.h"
 #include "qlinear/qlinear.h"
+#include "qlinear/qlinear.hpp"
 
 namespace qlinear {
 namespace {
@@ -387,6 +388,22 @@ std::vector<float> AmaxSweep(float p, std::mt19937& rng) {
   return v;
 }
 
+// Amax values whose float32 quotient by p is exactly a float16/bfloat16 midpoint although the
+// exact quotient is not (or is): the double-rounding traps of rounding through float32.
+std::vector<float> MidpointTraps(float p, std::mt19937& rng) {
+  std::vector<float> v;
+  for (int i = 0; i < 400; ++i) {
+    const int mant = i % 2 ? 10 : 7;  // float16, bfloat16
+    const int e = static_cast<int>(rng() % 60) - 40;
+    const double m = std::ldexp(2.0 * static_cast<double>(rng() % (1u << mant)) + 1.0 + std::ldexp(1.0, mant + 1), e - mant - 1);
+    const float a = static_cast<float>(m * p);
+    for (float c : {a, std::nextafter(a, kInf), std::nextafter(a, 0.0f)}) {
+      if (c > 0.0f && std::isfinite(c)) v.push_back(c);
+    }
+  }
+  return v;
+}
+
 const DType kSignedOutputs[] = {DType::kInt8, DType::kInt16, DType::kInt4, DType::kInt2,
                                 DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
                                 DType::kFloat8E5M2FNUZ, DType::kFloat4E2M1};
@@ -395,10 +412,13 @@ TEST(DynamicScales, AbsMaxIsTheExactQuotientRounded) {
   std::mt19937 rng(7);
   for (DType y : kSignedOutputs) {
     for (DType t : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
-      const RuleFacts f = FactsFor(ScaleRule::kAbsMax, y, t);
+      const RuleFacts f = FactsFor(Rule::kAbsMax, y, t);
       const uint64_t p = static_cast<uint64_t>(f.p);
       ASSERT_EQ(static_cast<float>(p), f.p);
-      for (float a : AmaxSweep(f.p, rng)) {
+      std::vector<float> sweep = AmaxSweep(f.p, rng);
+      const std::vector<float> traps = MidpointTraps(f.p, rng);
+      sweep.insert(sweep.end(), traps.begin(), traps.end());
+      for (float a : sweep) {
         const double want = ExpectedAbsMax(a, p, t);
         const GroupScale fast = GroupScaleFromStats(f, BitsOf(a), 0);
         const GroupScale ref = ReferenceGroupScale(f, 0.0, a, false);
@@ -410,27 +430,31 @@ TEST(DynamicScales, AbsMaxIsTheExactQuotientRounded) {
   }
 }
 
+// The e8m0 code MX / POW2_CEIL give amax (finite), from integer arithmetic.
+uint32_t ExpectedPowerOfTwo(Rule rule, float a, uint64_t p) {
+  int e = -127;
+  if (a != 0.0f) {
+    uint64_t m;
+    int ea;
+    Decompose(a, &m, &ea);
+    if (rule == Rule::kMx) {
+      e = ea + BitLength(m) - 1 - (BitLength(p) - 1);  // floor(log2 a) - floor(log2 p)
+    } else {
+      e = ea + BitLength(m) - BitLength(p) - 1;  // p 2^e < a here
+      while (!AtLeast(p, e, m, ea)) ++e;          // the smallest e with p 2^e >= a
+    }
+  }
+  return static_cast<uint32_t>(std::max(-127, std::min(127, e)) + 127);
+}
+
 TEST(DynamicScales, PowerOfTwoRulesAreExact) {
   std::mt19937 rng(8);
   for (DType y : kSignedOutputs) {
-    for (ScaleRule rule : {ScaleRule::kMx, ScaleRule::kPow2Ceil}) {
+    for (Rule rule : {Rule::kMx, Rule::kPow2Ceil}) {
       const RuleFacts f = FactsFor(rule, y, DType::kFloat8E8M0);
       const uint64_t p = static_cast<uint64_t>(f.p);
-      const int emax = BitLength(p) - 1;
       for (float a : AmaxSweep(f.p, rng)) {
-        int e = -127;
-        if (a != 0.0f) {
-          uint64_t m;
-          int ea;
-          Decompose(a, &m, &ea);
-          if (rule == ScaleRule::kMx) {
-            e = ea + BitLength(m) - 1 - emax;  // floor(log2 a) - emax
-          } else {
-            e = ea + BitLength(m) - BitLength(p) - 1;
-            while (!AtLeast(p, e, m, ea)) ++e;  // p 2^e >= a
-          }
-        }
-        const uint32_t want = static_cast<uint32_t>(std::max(-127, std::min(127, e)) + 127);
+        const uint32_t want = ExpectedPowerOfTwo(rule, a, p);
         const GroupScale fast = GroupScaleFromStats(f, BitsOf(a), 0);
         const GroupScale ref = ReferenceGroupScale(f, 0.0, a, false);
         ASSERT_EQ(fast.code, want) << Name(y) << " amax " << a;
@@ -453,6 +477,42 @@ class DynamicTest : public hwy::TestWithParamTarget {
   }
 };
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(DynamicTest);
+
+// The vector scale computation on this target: every group of one element (blocks of 1) over the
+// amax sweep and the midpoint traps, against the exact roundings above.
+TEST_P(DynamicTest, ScalesAreExactOnEveryTarget) {
+  std::mt19937 rng(9);
+  for (DType y : kSignedOutputs) {
+    const float p = FactsFor(Rule::kAbsMax, y, DType::kFloat32).p;
+    std::vector<float> amax = AmaxSweep(p, rng);
+    amax.resize(std::min<size_t>(amax.size(), 6000));
+    const std::vector<float> traps = MidpointTraps(p, rng);
+    amax.insert(amax.end(), traps.begin(), traps.end());
+    for (size_t i = 0; i < amax.size(); i += 7) amax[i] = -amax[i];  // |x| decides
+    const int64_t n = static_cast<int64_t>(amax.size());
+    const qlinear_tensor tx = Vec1(QLINEAR_DTYPE_FLOAT, &n, amax.data());
+    for (int32_t rule : {QLINEAR_SCALE_ABSMAX, QLINEAR_SCALE_MX, QLINEAR_SCALE_POW2_CEIL}) {
+      for (int32_t st : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+        if (rule != QLINEAR_SCALE_ABSMAX && st != QLINEAR_DTYPE_FLOAT) continue;
+        const qlinear_dynamic_attrs a = Attrs(static_cast<int32_t>(y), rule, QLINEAR_GRANULARITY_BLOCK, 0, 1,
+                                              rule == QLINEAR_SCALE_ABSMAX ? st : 0);
+        const Out o = Call(tx, a);
+        ASSERT_EQ(o.status, QLINEAR_OK) << o.message;
+        for (size_t i = 0; i < amax.size(); ++i) {
+          const float v = std::fabs(amax[i]);
+          if (rule == QLINEAR_SCALE_ABSMAX) {
+            const DType t = static_cast<DType>(st);
+            ASSERT_EQ(DecodeScale(t, ScaleCode(o, st, i)), ExpectedAbsMax(v, static_cast<uint64_t>(p), t))
+                << Name(y) << " " << Name(t) << " amax " << v;
+          } else {
+            ASSERT_EQ(o.scale[i], ExpectedPowerOfTwo(static_cast<Rule>(rule), v, static_cast<uint64_t>(p)))
+                << Name(y) << " rule " << rule << " amax " << v;
+          }
+        }
+      }
+    }
+  }
+}
 
 struct XData {
   std::vector<uint8_t> bytes;
@@ -676,10 +736,13 @@ TEST_P(DynamicTest, SizesBlocksAndChunks) {
                   Attrs(QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_BLOCK, 1, block), rng, false);
     }
   }
-  // Longer than a chunk: rows of 20001 (odd: int4 bytes cut at even rows only), per row and
-  // blocks along the rows; blocks along an outer axis (slabs of 32 rows of 501).
+  // Longer than a chunk (32K elements): rows of 20001 (odd: int4 bytes are cut at even rows
+  // only) and of 40001 (cut inside rows), per row and blocks along the rows; blocks along an
+  // outer axis (slabs of 32 rows of 501).
   CheckConfig(QLINEAR_DTYPE_FLOAT, {3, 20001},
               Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32), rng, true);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, {2, 40001},
+              Attrs(QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32), rng, true);
   CheckConfig(QLINEAR_DTYPE_FLOAT, {3, 20001},
               Attrs(QLINEAR_DTYPE_UINT2, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, true);
   CheckConfig(QLINEAR_DTYPE_FLOAT16, {70, 501},
@@ -761,6 +824,45 @@ TEST(DynamicParallel, OpenMPGivesTheSameBytes) {
       EXPECT_EQ(serial.zp, parallel.zp);
     }
   }
+}
+
+// The C++ layer: QuantizeDynamic's result feeds QuantizeLinear / DequantizeLinear as they are.
+TEST(DynamicCpp, ResultFeedsQuantizeLinear) {
+  std::vector<float> x(4 * 70);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * static_cast<float>(i % 17);
+  const std::vector<int64_t> shape{4, 70};
+  const TensorView tx(DataType::kFloat, shape, x.data());
+  for (ScaleRule rule : {ScaleRule::kMinMax, ScaleRule::kMx}) {
+    DynamicAttrs a;
+    a.output_dtype = rule == ScaleRule::kMinMax ? DataType::kUint4 : DataType::kFloat8E4M3FN;
+    a.rule = rule;
+    DynamicResult r;
+    ASSERT_TRUE(QuantizeDynamic(tx, a, &r).ok());
+    EXPECT_EQ(r.scale_shape, (std::vector<int64_t>{4, 3}));
+    EXPECT_EQ(r.scale_dtype, rule == ScaleRule::kMx ? DataType::kFloat8E8M0 : DataType::kFloat);
+    EXPECT_EQ(r.has_zero_point, rule == ScaleRule::kMinMax);
+    QuantizeAttrs qa;
+    ASSERT_TRUE(QuantizeAttrsForDynamic(a, &qa).ok());
+    TensorView zs;
+    std::vector<uint8_t> y(r.y.size());
+    const Status s = QuantizeLinear(tx, r.ScaleView(), r.ZeroPointView(&zs), qa, y.data(), y.size());
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(y, r.y);
+    ParallelOptions po;
+    po.min_elements_per_task = 32;
+    po.parallel_for = [](int64_t count, const std::function<void(int64_t)>& task) {
+      for (int64_t i = 0; i < count; ++i) task(i);
+    };
+    DynamicResult rp;
+    ASSERT_TRUE(QuantizeDynamic(tx, a, &rp, &po).ok());
+    EXPECT_EQ(rp.y, r.y);
+    EXPECT_EQ(rp.scale, r.scale);
+  }
+  DynamicAttrs unset;
+  DynamicResult r;
+  const Status s = QuantizeDynamic(tx, unset, &r);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("output_dtype"), std::string::npos);
 }
 
 // ---- bad input --------------------------------------------------------------------------------
