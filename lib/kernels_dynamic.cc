@@ -238,22 +238,31 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
   if (split == nullptr) {
     st.Compute(p, 0, n, 0, p.groups);
   } else {
+    // Each task counts the groups its elements touch (ScaleWindow: at most its element count or
+    // the axis length, so the parts together hold at most about x's element count).
     const int64_t tasks = (n + split->per_task - 1) / split->per_task;
     std::vector<Stats> parts(static_cast<size_t>(tasks));
+    std::vector<int64_t> firsts(parts.size());
     struct Context {
       const DynamicPlan* p;
       std::vector<Stats>* parts;
+      std::vector<int64_t>* firsts;
       int64_t per_task, n;
-    } ctx{&p, &parts, split->per_task, n};
+    } ctx{&p, &parts, &firsts, split->per_task, n};
     split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
       const Context& k = *static_cast<const Context*>(c);
       const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
-      (*k.parts)[static_cast<size_t>(t)].Compute(*k.p, e0, e1, 0, k.p->groups);
+      int64_t g0, groups;
+      ScaleWindow(k.p->q.layout, e0, e1, &g0, &groups);
+      (*k.firsts)[static_cast<size_t>(t)] = g0;
+      (*k.parts)[static_cast<size_t>(t)].Compute(*k.p, e0, e1, g0, groups);
     }, &ctx);
-    st = std::move(parts[0]);
-    for (size_t t = 1; t < parts.size(); ++t) {
-      for (size_t g = 0; g < st.s0.size(); ++g) st.s0[g] = std::max(st.s0[g], parts[t].s0[g]);
-      for (size_t g = 0; g < st.s1.size(); ++g) st.s1[g] = std::max(st.s1[g], parts[t].s1[g]);
+    st.s0.assign(static_cast<size_t>(p.groups), 0);
+    st.s1.assign(TwoStats(p.facts) ? st.s0.size() : 0, 0);
+    for (size_t t = 0; t < parts.size(); ++t) {
+      const size_t g0 = static_cast<size_t>(firsts[t]);
+      for (size_t g = 0; g < parts[t].s0.size(); ++g) st.s0[g0 + g] = std::max(st.s0[g0 + g], parts[t].s0[g]);
+      for (size_t g = 0; g < parts[t].s1.size(); ++g) st.s1[g0 + g] = std::max(st.s1[g0 + g], parts[t].s1[g]);
     }
   }
   std::vector<uint32_t> codes;
