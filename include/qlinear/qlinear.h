@@ -267,9 +267,9 @@ QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor*
  *   gives: 1/P (ABSMAX), 1/(qmax - qmin) (MINMAX: 1/255 for uint8, as DynamicQuantizeLinear).
  * - A scale that rounds to 0 becomes the scale type's smallest positive subnormal (2^-149,
  *   2^-24, 2^-133 for float32, float16, bfloat16); one that overflows its largest finite value.
- * - MX and POW2_CEIL: a group holding NaN or +-Inf gets the NaN scale 0xFF (so its elements
- *   quantize as NaN quotients: integers qmin, float8 the NaN code, float4e2m1 0x8); amax = 0
- *   gives code 0 (2^-127).
+ * - MX and POW2_CEIL: a group holding NaN or +-Inf gets the NaN scale 0xFF (a positive NaN),
+ *   so its elements quantize as NaN quotients by QuantizeLinear's rules (integers qmin, float8
+ *   the NaN code, float4e2m1 0x8; a NaN x keeps its own sign); amax = 0 gives code 0 (2^-127).
  * x: float32, float16 or bfloat16, any shape (float16/bfloat16 values are exact in float32).
  */
 
@@ -302,9 +302,9 @@ typedef struct qlinear_dynamic_attrs {
 
 QLINEAR_API void qlinear_dynamic_attrs_init(qlinear_dynamic_attrs* attrs);
 
-/* Validates x and attrs and writes the bytes each output occupies (y_zero_point_bytes is 0
- * unless the rule is MINMAX). Any out-pointer may be NULL. The number of groups (scale
- * elements) is y_scale_bytes / the scale type's size (4, 2 or 1). */
+/* Validates x (x->data is not read and may be NULL) and attrs and writes the bytes each output
+ * occupies (y_zero_point_bytes is 0 unless the rule is MINMAX). Any out-pointer may be NULL. The
+ * number of groups (scale elements) is y_scale_bytes / the scale type's size (4, 2 or 1). */
 QLINEAR_API qlinear_status qlinear_quantize_dynamic_output_info(const qlinear_tensor* x,
                                                                 const qlinear_dynamic_attrs* attrs,
                                                                 size_t* y_bytes,
