@@ -40,6 +40,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 #endif
 #endif
 
+// GCC 12 auto-vectorizes the SCALAR target's loops (plain C++ there) and on aarch64 miscompiled
+// the two-chain bfloat16 reduction below (an Inf among the even elements of a 407-element
+// segment was lost). On SCALAR the loops are kept scalar by an empty asm on the loop counter.
+#undef QLINEAR_SCALAR_LOOP
+#if HWY_TARGET == HWY_SCALAR && defined(__GNUC__) && !defined(__clang__)
+#define QLINEAR_SCALAR_LOOP(i) asm volatile("" : "+r"(i))
+#else
+#define QLINEAR_SCALAR_LOOP(i)
+#endif
+
 // The keys of one statistic kind (see the top of the file).
 template <bool kMinMax, bool kFinite>
 struct StatKeys {
@@ -81,6 +91,7 @@ HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0
   auto a0 = hn::Zero(di), b0 = hn::Zero(di), a1 = hn::Zero(di), b1 = hn::Zero(di);
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {  // two chains: a max per cycle per chain
+    QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i), w = LoadAsF32(df, x + i + N);
     a0 = hn::Max(a0, K::First(df, v));
     b0 = hn::Max(b0, K::First(df, w));
@@ -121,6 +132,7 @@ HWY_INLINE void ElementStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* HW
   int32_t* t1 = reinterpret_cast<int32_t*>(s1);
   int64_t i = 0;
   for (; i + N <= len; i += N) {
+    QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i);
     hn::StoreU(hn::Max(hn::LoadU(di, t0 + i), K::First(df, v)), di, t0 + i);
     if constexpr (K::kTwo) hn::StoreU(hn::Max(hn::LoadU(di, t1 + i), K::Second(df, v)), di, t1 + i);
@@ -375,7 +387,10 @@ inline void ScalesVector(const RuleFacts& f, const uint32_t* HWY_RESTRICT s0,
   };
   int32_t* c = reinterpret_cast<int32_t*>(codes);
   int64_t k = 0;
-  for (; k + N <= n; k += N) step(k, a + k, b ? b + k : b_tail, values + k, c + k, zps ? zps + k : z_tail);
+  for (; k + N <= n; k += N) {
+    QLINEAR_SCALAR_LOOP(k);
+    step(k, a + k, b ? b + k : b_tail, values + k, c + k, zps ? zps + k : z_tail);
+  }
   if (k < n) {
     const size_t rem = static_cast<size_t>(n - k);
     std::memcpy(a_tail, a + k, rem * 4);
