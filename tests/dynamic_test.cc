@@ -282,6 +282,27 @@ TEST(DynamicScales, MinMaxTable) {
   EXPECT_EQ(o.zp[0], static_cast<uint8_t>(std::nearbyint(0.0f - (-1.0f) / Half::Decode(Half::Encode(s3)))));
 }
 
+// MINMAX uint8 per tensor is DynamicQuantizeLinear (the library's opset-11 entry point).
+TEST(DynamicScales, MinMaxUint8IsDynamicQuantizeLinear) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int rep = 0; rep < 20; ++rep) {
+    std::vector<float> x(1000 + rep);
+    for (float& v : x) v = normal(rng) + (rep % 3 == 0 ? 5.0f : rep % 3 == 1 ? -5.0f : 0.0f);
+    const int64_t n = static_cast<int64_t>(x.size());
+    const qlinear_tensor tx = Vec1(QLINEAR_DTYPE_FLOAT, &n, x.data());
+    const Out o = Call(tx, Attrs(QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_TENSOR, -1, 0));
+    ASSERT_EQ(o.status, QLINEAR_OK) << o.message;
+    std::vector<uint8_t> y(x.size());
+    float scale;
+    uint8_t zp;
+    ASSERT_EQ(qlinear_dynamic_quantize_linear(&tx, y.data(), y.size(), &scale, &zp), QLINEAR_OK);
+    EXPECT_EQ(ScaleCode(o, QLINEAR_DTYPE_FLOAT, 0), BitsOf(scale));
+    EXPECT_EQ(o.zp[0], zp);
+    EXPECT_EQ(o.y, y);
+  }
+}
+
 // A NaN/Inf group's elements quantize as QuantizeLinear quantizes them: MX gives the whole
 // block the NaN scale, so every element is a NaN quotient.
 TEST(DynamicScales, NonFiniteGroupsQuantize) {
