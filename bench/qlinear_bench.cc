@@ -21,6 +21,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include "lib/dynamic.h"
 #include "lib/kernels.h"
 #include "lib/minifloat.h"
 #include "lib/plan.h"
@@ -402,6 +403,110 @@ void BM_XnnDequantize(benchmark::State& state) {
 }
 #endif
 
+// ---- dynamic quantization -----------------------------------------------------------------------
+// Rows QuantizeDynamic/float32-><y>/<groups>/<target>/<n>: scales computed from x and x quantized;
+// QuantizeGivenScales/...: qlinear_quantize_linear with the scales (and zero points) those calls
+// wrote; REF: QuantizeDynamicReference. x: [n/1024, 1024] normal values (per tensor: [n]).
+struct DynamicCase {
+  const char* groups;  // row label
+  int32_t y, rule, granularity;
+  int64_t block;  // along the last axis; per axis: rows (axis 0)
+};
+
+const DynamicCase kDynamicCases[] = {
+    {"row", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0},
+    {"block32", QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 32},
+    {"block128", QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 128},
+    {"block32-minmax", QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 32},
+    {"block128-minmax", QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 128},
+    {"mx32", QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_BLOCK, 32},
+    {"mx32", QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_BLOCK, 32},
+    {"tensor", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_TENSOR, 0},
+};
+
+enum class DynamicRow { kDynamic, kGivenScales, kScalarReference };
+
+void BM_QuantizeDynamic(benchmark::State& state, DynamicCase c, DynamicRow row, int64_t target) {
+  const int64_t n = state.range(0);
+  const std::vector<int64_t> shape = c.granularity == QLINEAR_GRANULARITY_TENSOR
+                                         ? std::vector<int64_t>{n}
+                                         : std::vector<int64_t>{n / 1024, 1024};
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = normal(rng);
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = c.y;
+  a.rule = c.rule;
+  a.granularity = c.granularity;
+  a.axis = c.granularity == QLINEAR_GRANULARITY_AXIS ? 0 : -1;
+  a.block_size = c.block;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(shape.size()), shape.data(), x.data()};
+  size_t yb = 0, sb = 0, zb = 0;
+  bool ok = qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb) == QLINEAR_OK;
+  std::vector<uint8_t> y(yb), s(sb), z(zb);
+  void* zp = c.rule == QLINEAR_SCALE_MINMAX ? z.data() : nullptr;
+  hwy::SetSupportedTargetsForTest(target == kReference ? 0 : target);
+  ok = ok && qlinear_quantize_dynamic(&tx, &a, y.data(), yb, s.data(), sb, zp, zb) == QLINEAR_OK;
+  // The scale tensor as QuantizeLinear takes it (qlinear.h), for the given-scales row.
+  std::vector<int64_t> ss;
+  if (c.granularity == QLINEAR_GRANULARITY_AXIS) ss = {shape[0]};
+  if (c.granularity == QLINEAR_GRANULARITY_BLOCK) ss = {shape[0], shape[1] / c.block};
+  const int32_t st = c.rule == QLINEAR_SCALE_MX ? QLINEAR_DTYPE_FLOAT8E8M0 : QLINEAR_DTYPE_FLOAT;
+  const qlinear_tensor ts{st, static_cast<int32_t>(ss.size()), ss.data(), s.data()};
+  const qlinear_tensor tz{c.y, static_cast<int32_t>(ss.size()), ss.data(), z.data()};
+  qlinear_quantize_attrs qa;
+  ok = ok && qlinear_quantize_attrs_for_dynamic(&a, &qa) == QLINEAR_OK;
+  DynamicPlan plan;
+  ok = ok && PlanDynamic(&tx, &a, true, &plan) == QLINEAR_OK;
+  DynamicOutputs out;
+  out.y = y.data();
+  out.scale = s.data();
+  out.zero_point = zp;
+  for (auto _ : state) {
+    switch (row) {
+      case DynamicRow::kDynamic:
+        qlinear_quantize_dynamic(&tx, &a, y.data(), yb, s.data(), sb, zp, zb);
+        break;
+      case DynamicRow::kGivenScales:
+        qlinear_quantize_linear(&tx, &ts, zp ? &tz : nullptr, &qa, y.data(), yb);
+        break;
+      case DynamicRow::kScalarReference:
+        QuantizeDynamicReference(plan, out);
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  if (!ok) state.SkipWithError(qlinear_last_error());
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x.size() * 4 + yb + sb + zb));
+  state.SetLabel(TargetLabel(target == kReference ? kReference : DispatchedTarget()));
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+void RegisterDynamic() {
+  const std::vector<int64_t> sizes = {1 << 16, 1 << 20, 1 << 24};
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  targets.push_back(kReference);
+  for (const DynamicCase& c : kDynamicCases) {
+    for (int64_t t : targets) {
+      const std::string rest = std::string("/float32->") + qlinear_dtype_name(c.y) + "/" + c.groups + "/" + TargetLabel(t);
+      if (t == kReference) {
+        benchmark::RegisterBenchmark(("QuantizeDynamic" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kScalarReference, t)
+            ->Arg(1 << 16);  // the reference is slow by design
+        continue;
+      }
+      auto* d = benchmark::RegisterBenchmark(("QuantizeDynamic" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kDynamic, t);
+      auto* g = benchmark::RegisterBenchmark(("QuantizeGivenScales" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kGivenScales, t);
+      for (int64_t s : sizes) {
+        d->Arg(s);
+        g->Arg(s);
+      }
+    }
+  }
+}
+
 const char* Short(int32_t t) { return qlinear_dtype_name(t); }
 
 // Every row is timed in wall time.
@@ -512,6 +617,7 @@ void RegisterAll() {
       bw->Arg(s);
     }
   }
+  RegisterDynamic();
 }
 
 }  // namespace

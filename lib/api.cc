@@ -6,6 +6,7 @@
 #include "hwy/targets.h"
 
 #include "dtype.h"
+#include "dynamic.h"
 #include "error.h"
 #include "kernels.h"
 #include "parallel.h"
@@ -160,6 +161,30 @@ qlinear_status ParallelCall(const qlinear_tensor* x, const qlinear_tensor* scale
     if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
     if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
     Execute(p, y, parallel ? &split.tasks : nullptr);
+    return QLINEAR_OK;
+  });
+}
+
+// qlinear_quantize_dynamic and its parallel form (options NULL: serial).
+qlinear_status QuantizeDynamicCall(const qlinear_tensor* x, const qlinear_dynamic_attrs* attrs, void* y,
+                                   size_t y_bytes, void* y_scale, size_t y_scale_bytes, void* y_zero_point,
+                                   size_t y_zero_point_bytes, const qlinear_parallel_options* options) {
+  return Guarded([&] {
+    DynamicPlan p;
+    qlinear_status s = PlanDynamic(x, attrs, true, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckOutput(y, y_bytes, p.q.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = CheckScaleOutputs(p, y_scale, y_scale_bytes, y_zero_point, y_zero_point_bytes)) != QLINEAR_OK) {
+      return s;
+    }
+    Split split;
+    bool parallel;
+    if ((s = ChooseSplit(p.q.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    DynamicOutputs out;
+    out.y = y;
+    out.scale = y_scale;
+    out.zero_point = y_zero_point;
+    ExecuteDynamic(p, out, parallel ? &split.tasks : nullptr);
     return QLINEAR_OK;
   });
 }
@@ -384,6 +409,90 @@ qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t*
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     ExecuteDynamicQuantize(static_cast<const float*>(x->data), p.layout.count, y, y_scale,
                            y_zero_point);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_dynamic_output_info(const qlinear_tensor* x,
+                                                    const qlinear_dynamic_attrs* attrs,
+                                                    size_t* y_bytes, size_t* y_scale_bytes,
+                                                    size_t* y_zero_point_bytes) {
+  return Guarded([&] {
+    DynamicPlan p;
+    const qlinear_status s = PlanDynamic(x, attrs, false, &p);
+    if (s != QLINEAR_OK) return s;
+    if (y_bytes) *y_bytes = static_cast<size_t>(p.q.y_bytes);
+    if (y_scale_bytes) *y_scale_bytes = static_cast<size_t>(p.scale_bytes);
+    if (y_zero_point_bytes) *y_zero_point_bytes = static_cast<size_t>(p.zp_bytes);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_quantize_dynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs* attrs,
+                                        void* y, size_t y_bytes, void* y_scale, size_t y_scale_bytes,
+                                        void* y_zero_point, size_t y_zero_point_bytes) {
+  return QuantizeDynamicCall(x, attrs, y, y_bytes, y_scale, y_scale_bytes, y_zero_point,
+                             y_zero_point_bytes, nullptr);
+}
+
+qlinear_status qlinear_quantize_dynamic_parallel(const qlinear_tensor* x,
+                                                 const qlinear_dynamic_attrs* attrs, void* y,
+                                                 size_t y_bytes, void* y_scale, size_t y_scale_bytes,
+                                                 void* y_zero_point, size_t y_zero_point_bytes,
+                                                 const qlinear_parallel_options* options) {
+  return QuantizeDynamicCall(x, attrs, y, y_bytes, y_scale, y_scale_bytes, y_zero_point,
+                             y_zero_point_bytes, options);
+}
+
+qlinear_status qlinear_quantize_attrs_for_dynamic(const qlinear_dynamic_attrs* attrs,
+                                                  qlinear_quantize_attrs* out) {
+  return Guarded([&] {
+    if (out == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "out: pointer is NULL");
+    qlinear_dynamic_attrs a;
+    const qlinear_status s = ReadDynamicAttrs(attrs, &a);
+    if (s != QLINEAR_OK) return s;
+    QuantizeAttrsFor(a, out);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dynamic_ranges(const qlinear_tensor* x, const qlinear_dynamic_attrs* attrs,
+                                      int64_t first, int64_t count, float* ranges,
+                                      size_t ranges_bytes) {
+  return Guarded([&] {
+    DynamicPlan p;
+    qlinear_status s = PlanDynamic(x, attrs, false, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckRange(first, count, p.q.layout.count, p.q.x_type)) != QLINEAR_OK) return s;
+    if (count > 0 && x->data == nullptr) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "x: data is NULL with count %lld", static_cast<long long>(count));
+    }
+    if ((s = CheckRanges(p, ranges, ranges_bytes, false)) != QLINEAR_OK) return s;
+    ExecuteDynamicRanges(p, first, count, x->data, ranges);
+    return QLINEAR_OK;
+  });
+}
+
+qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x, const qlinear_dynamic_attrs* attrs,
+                                      const float* ranges, size_t ranges_bytes, void* y_scale,
+                                      size_t y_scale_bytes, void* y_zero_point,
+                                      size_t y_zero_point_bytes) {
+  return Guarded([&] {
+    DynamicPlan p;
+    qlinear_status s = PlanDynamic(x, attrs, ranges == nullptr, &p);
+    if (s != QLINEAR_OK) return s;
+    if ((s = CheckScaleOutputs(p, y_scale, y_scale_bytes, y_zero_point, y_zero_point_bytes)) != QLINEAR_OK) {
+      return s;
+    }
+    DynamicOutputs out;
+    out.scale = y_scale;
+    out.zero_point = y_zero_point;
+    if (ranges == nullptr) {
+      ExecuteDynamic(p, out, nullptr);
+      return QLINEAR_OK;
+    }
+    if ((s = CheckRanges(p, ranges, ranges_bytes, true)) != QLINEAR_OK) return s;
+    ScalesFromRanges(p, ranges, out);
     return QLINEAR_OK;
   });
 }

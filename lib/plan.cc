@@ -53,6 +53,8 @@ qlinear_status ResolveVersion(const char* op, int32_t opset, int* version) {
   return QLINEAR_OK;
 }
 
+}  // namespace
+
 // Shape, data pointer and element count of one tensor argument.
 qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* count) {
   if (t.rank < 0 || t.rank > QLINEAR_MAX_RANK) {
@@ -109,6 +111,8 @@ qlinear_status NormalizeAxis(int64_t axis, int32_t rank, int64_t* out) {
   *out = axis < 0 ? axis + rank : axis;
   return QLINEAR_OK;
 }
+
+namespace {
 
 bool SameShape(const qlinear_tensor& a, const qlinear_tensor& b) {
   if (a.rank != b.rank) return false;
@@ -199,23 +203,6 @@ qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinea
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must have the scale's shape %s, got %s", zp_name,
                 ShapeText(scale).text, ShapeText(*zp).text);
   }
-  return QLINEAR_OK;
-}
-
-// Copies a caller's attribute struct over the defaults (older, smaller structs keep the
-// defaults of the fields they do not have; newer, larger ones are read as far as we know).
-template <class Attrs>
-qlinear_status ReadAttrs(const Attrs* in, void (*init)(Attrs*), Attrs* out) {
-  init(out);
-  if (in == nullptr) return QLINEAR_OK;
-  if (in->struct_size < sizeof(uint32_t) + sizeof(int32_t)) {
-    return Fail(QLINEAR_INVALID_ARGUMENT,
-                "attrs: struct_size is %u; initialise attributes with their _init function",
-                static_cast<unsigned>(in->struct_size));
-  }
-  const size_t n = in->struct_size < sizeof(Attrs) ? in->struct_size : sizeof(Attrs);
-  std::memcpy(out, in, n);
-  out->struct_size = sizeof(Attrs);
   return QLINEAR_OK;
 }
 

@@ -5,7 +5,10 @@
 
 #include <stdint.h>
 
+#include <cstring>
+
 #include "dtype.h"
+#include "error.h"
 #include "qlinear/qlinear.h"
 
 namespace qlinear {
@@ -191,6 +194,29 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
 
 // Checks the output pointer and capacity against the plan's y_bytes.
 qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed);
+
+// The argument checks every entry point shares (messages name `name` / the axis).
+// Shape, data pointer and element count (overflow-checked) of one tensor argument.
+qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* count);
+// axis in [-rank, rank) -> [0, rank).
+qlinear_status NormalizeAxis(int64_t axis, int32_t rank, int64_t* out);
+
+// Copies a caller's attribute struct over the defaults (older, smaller structs keep the
+// defaults of the fields they do not have; newer, larger ones are read as far as we know).
+template <class Attrs>
+qlinear_status ReadAttrs(const Attrs* in, void (*init)(Attrs*), Attrs* out) {
+  init(out);
+  if (in == nullptr) return QLINEAR_OK;
+  if (in->struct_size < sizeof(uint32_t) + sizeof(int32_t)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "attrs: struct_size is %u; initialise attributes with their _init function",
+                static_cast<unsigned>(in->struct_size));
+  }
+  const size_t n = in->struct_size < sizeof(Attrs) ? in->struct_size : sizeof(Attrs);
+  std::memcpy(out, in, n);
+  out->struct_size = sizeof(Attrs);
+  return QLINEAR_OK;
+}
 
 }  // namespace qlinear
 

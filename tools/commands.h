@@ -3,6 +3,8 @@
 #define QLINEAR_TOOLS_COMMANDS_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace qlinear {
 namespace tools {
@@ -13,6 +15,30 @@ int RunInfo();
 int RunDemo(int64_t elements);
 // Every supported target against the reference for about `seconds` in all; prints a table.
 int RunSelftest(double seconds);
+
+// `qlinear dynamic`: names as the CLI takes them (rule absmax|minmax|mx|pow2_ceil, granularity
+// tensor|axis|block, types by qlinear_dtype_name: int8, float8e4m3fn, ...).
+struct DynamicCommandOptions {
+  std::string rule = "absmax";
+  std::string output_type = "int8";
+  std::string granularity = "block";
+  bool axis_given = false;  // granularity axis needs an explicit axis
+  int64_t axis = -1;
+  int64_t block_size = 32;
+  std::string scale_type;     // empty: the rule's default
+  std::string input;          // raw little-endian float32 file; empty: random values
+  int64_t elements = 1 << 22; // random values
+  std::vector<int64_t> shape; // empty: [n / 1024, 1024] when 1024 divides n, else [n]
+  int threads = 1;            // > 1: the parallel entry point
+  int repeats = 5;            // the rate is the best of these
+};
+// Quantizes with qlinear_quantize_dynamic and prints max |x - DQ(Q(x))|, SQNR and the rate.
+// Returns 0, or 2 with a message on stderr for bad options or data.
+int RunDynamic(const DynamicCommandOptions& options);
+// Name -> C enum value; false for an unknown name.
+bool ParseScaleRule(const std::string& name, int32_t* rule);
+bool ParseGranularity(const std::string& name, int32_t* granularity);
+bool ParseDataType(const std::string& name, int32_t* dtype);
 
 }  // namespace tools
 }  // namespace qlinear

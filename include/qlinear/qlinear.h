@@ -1,4 +1,5 @@
-/* qlinear: ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, bit-exact.
+/* qlinear: ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, bit-exact, and
+ * dynamic quantization (scales computed from the data: per tensor, axis, block, MX).
  *
  * This C header is the library's binary contract: enum values are never renumbered, structs that
  * may grow start with `struct_size`. It is C99-clean and has no dependency besides <stddef.h> and
@@ -237,6 +238,145 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_parallel(
 QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,
                                                            size_t y_bytes, float* y_scale,
                                                            uint8_t* y_zero_point);
+
+/* ---- Dynamic quantization: scales computed from the data ------------------------------------
+ *
+ * qlinear_quantize_dynamic splits x into groups (the whole tensor, one group per index along an
+ * axis, or blocks of block_size elements along an axis), computes each group's scale (and, for
+ * MINMAX, zero point) from the group's values, writes them, and quantizes x with them. The three
+ * outputs have exactly the layout QuantizeLinear/DequantizeLinear opset 25 take as inputs:
+ *   y             x's shape in output_dtype, packed for sub-byte types;
+ *   y_scale       per tensor: one element; per axis: [x.shape[axis]]; blocked: x's shape with
+ *                 ceil(x.shape[axis] / block_size) on the axis; in scale_dtype;
+ *   y_zero_point  MINMAX only: the scale's shape, in output_dtype (packed for sub-byte types).
+ * Defining property: y equals qlinear_quantize_linear (opset 25, saturate 1, precision float32
+ * whatever x's type; qlinear_quantize_attrs_for_dynamic fills these) called with the y_scale and
+ * y_zero_point that were written, on every target.
+ *
+ * Per group, P = the output type's largest value (int8/16/4/2: 127, 32767, 7, 1; float8e4m3fn
+ * 448, e4m3fnuz 240, e5m2 and e5m2fnuz 57344; float4e2m1 6), emax = floor(log2 P), and amax =
+ * the largest |x|, lo = min(0, min x), hi = max(0, max x) of the group:
+ *   ABSMAX     signed outputs. scale = amax / P, rounded once (to nearest even) from the exact
+ *              quotient to scale_dtype (float32, float16 or bfloat16). No zero point.
+ *   MINMAX     integer outputs. s = fl32(fl32(hi - lo) / (qmax - qmin)), rounded to scale_dtype;
+ *              zero point = rint(clamp(qmin - fl32(lo / s), qmin, qmax)) in float32 with that
+ *              rounded s (DynamicQuantizeLinear's formula for any integer type).
+ *   MX         signed outputs, OCP Microscaling v1.0: float8e8m0 scale 2^e, e = floor(log2 amax)
+ *              - emax clamped to [-127, 127] (for int8 this is MXINT8's scale times 2^-6: the
+ *              ONNX scale, value = code * scale).
+ *   POW2_CEIL  signed outputs: float8e8m0 scale 2^e, the smallest e with 2^e * P >= amax (exact
+ *              comparison), same clamp: no element saturates.
+ * Edge rules:
+ * - ABSMAX and MINMAX leave NaN and +-Inf out of amax, lo and hi; those elements quantize by
+ *   QuantizeLinear's rules with the group's scale (integers: NaN -> qmin, +-Inf -> qmax/qmin).
+ * - A group whose range is 0 (all zeros, empty, or nothing finite) gets the scale a range of 1
+ *   gives: 1/P (ABSMAX), 1/(qmax - qmin) (MINMAX: 1/255 for uint8, as DynamicQuantizeLinear).
+ * - A scale that rounds to 0 becomes the scale type's smallest positive subnormal (2^-149,
+ *   2^-24, 2^-133 for float32, float16, bfloat16); one that overflows its largest finite value.
+ * - MX and POW2_CEIL: a group holding NaN or +-Inf gets the NaN scale 0xFF (a positive NaN),
+ *   so its elements quantize as NaN quotients by QuantizeLinear's rules (integers qmin, float8
+ *   the NaN code, float4e2m1 0x8; a NaN x keeps its own sign); amax = 0 gives code 0 (2^-127).
+ * x: float32, float16 or bfloat16, any shape (float16/bfloat16 values are exact in float32).
+ */
+
+/* Values are stable; 0 means "not set" and is rejected. */
+typedef enum qlinear_scale_rule {
+  QLINEAR_SCALE_ABSMAX = 1,
+  QLINEAR_SCALE_MINMAX = 2,
+  QLINEAR_SCALE_MX = 3,
+  QLINEAR_SCALE_POW2_CEIL = 4
+} qlinear_scale_rule;
+
+typedef enum qlinear_granularity {
+  QLINEAR_GRANULARITY_TENSOR = 1, /* one scale */
+  QLINEAR_GRANULARITY_AXIS = 2,   /* one scale per index along axis (per row of [M, K]: axis 0) */
+  QLINEAR_GRANULARITY_BLOCK = 3   /* one scale per block_size elements along axis */
+} qlinear_granularity;
+
+/* Initialise with qlinear_dynamic_attrs_init, then set output_dtype (and change the rest). */
+typedef struct qlinear_dynamic_attrs {
+  uint32_t struct_size; /* sizeof(qlinear_dynamic_attrs) of the caller's header */
+  int32_t output_dtype; /* required (0 is rejected): a QuantizeLinear output type */
+  int32_t rule;         /* qlinear_scale_rule; default QLINEAR_SCALE_ABSMAX */
+  int32_t granularity;  /* qlinear_granularity; default QLINEAR_GRANULARITY_BLOCK */
+  int64_t axis;         /* default -1 (negative counts from the back); AXIS and BLOCK only */
+  int64_t block_size;   /* default 32; must be > 0 with BLOCK and 0 otherwise */
+  int32_t scale_dtype;  /* default 0: the rule's (float8e8m0 for MX and POW2_CEIL, else float32);
+                           ABSMAX/MINMAX: float32, float16 or bfloat16; MX/POW2_CEIL: float8e8m0 */
+  int32_t reserved;     /* must be 0 */
+} qlinear_dynamic_attrs;
+
+QLINEAR_API void qlinear_dynamic_attrs_init(qlinear_dynamic_attrs* attrs);
+
+/* Validates x (x->data is not read and may be NULL) and attrs and writes the bytes each output
+ * occupies (y_zero_point_bytes is 0 unless the rule is MINMAX). Any out-pointer may be NULL. The
+ * number of groups (scale elements) is y_scale_bytes / the scale type's size (4, 2 or 1). */
+QLINEAR_API qlinear_status qlinear_quantize_dynamic_output_info(const qlinear_tensor* x,
+                                                                const qlinear_dynamic_attrs* attrs,
+                                                                size_t* y_bytes,
+                                                                size_t* y_scale_bytes,
+                                                                size_t* y_zero_point_bytes);
+
+/* Computes the scales (and zero points) and y. y_zero_point must be non-NULL for MINMAX and NULL
+ * for the other rules. *_bytes are the capacities. Blocked and per-row groups are computed and
+ * quantized while in cache (one pass over x); per tensor and per axis with groups strided in
+ * memory (e.g. per column) read x twice. */
+QLINEAR_API qlinear_status qlinear_quantize_dynamic(const qlinear_tensor* x,
+                                                    const qlinear_dynamic_attrs* attrs, void* y,
+                                                    size_t y_bytes, void* y_scale,
+                                                    size_t y_scale_bytes, void* y_zero_point,
+                                                    size_t y_zero_point_bytes);
+
+/* The same split into tasks on group boundaries (qlinear_parallel_options as for
+ * qlinear_quantize_linear_parallel); identical bytes to qlinear_quantize_dynamic. */
+QLINEAR_API qlinear_status qlinear_quantize_dynamic_parallel(
+    const qlinear_tensor* x, const qlinear_dynamic_attrs* attrs, void* y, size_t y_bytes,
+    void* y_scale, size_t y_scale_bytes, void* y_zero_point, size_t y_zero_point_bytes,
+    const qlinear_parallel_options* options);
+
+/* The QuantizeLinear attributes that reproduce a dynamic quantization from its y_scale and
+ * y_zero_point: opset 25, axis, block_size, output_dtype, saturate 1, precision float32. */
+QLINEAR_API qlinear_status qlinear_quantize_attrs_for_dynamic(const qlinear_dynamic_attrs* attrs,
+                                                              qlinear_quantize_attrs* out);
+
+/* ---- Dynamic quantization of sharded tensors (threads, MPI ranks) ---------------------------
+ *
+ * When each shard holds whole groups (e.g. rows of [M, K] with per-row or blocked-along-K
+ * scales), every shard simply calls qlinear_quantize_dynamic on its own slice. When groups span
+ * shards (per tensor, per column, blocks along a sharded axis), the scales depend on every
+ * shard's data; three steps give the single-process bytes exactly:
+ *   1. qlinear_dynamic_ranges on each shard: 2 floats per group, over the shard's elements;
+ *   2. reduce them across shards with max (MPI_Allreduce(MPI_IN_PLACE, ranges, 2 * groups,
+ *      MPI_FLOAT, MPI_MAX, comm));
+ *   3. qlinear_dynamic_scales with the reduced ranges on every shard (same y_scale and
+ *      y_zero_point as qlinear_quantize_dynamic of the whole tensor), then
+ *      qlinear_quantize_linear_range on the shard with those scales and the attributes of
+ *      qlinear_quantize_attrs_for_dynamic.
+ * docs/examples/mpi_dynamic.c does this for per-column int4 scales over 2 ranks.
+ */
+
+/* Per-group ranges of elements [first, first + count) of the flattened x (x describes the WHOLE
+ * tensor's dtype and shape; x->data points at element `first`, as in the _range calls).
+ * ranges: 2 floats per group of the whole tensor (ranges_bytes >= 8 * groups), all written:
+ *   ABSMAX          ranges[2g] = ranges[2g + 1] = amax over the slice's finite elements of g;
+ *   MX, POW2_CEIL   the same, +Inf when the slice holds a NaN or +-Inf of group g;
+ *   MINMAX          ranges[2g] = -lo, ranges[2g + 1] = hi (finite elements of g in the slice);
+ * 0 for groups with no element in the slice. Every entry is >= +0: the element-wise max of the
+ * arrays of disjoint slices is the array of their union. */
+QLINEAR_API qlinear_status qlinear_dynamic_ranges(const qlinear_tensor* x,
+                                                  const qlinear_dynamic_attrs* attrs,
+                                                  int64_t first, int64_t count, float* ranges,
+                                                  size_t ranges_bytes);
+
+/* Writes only y_scale and y_zero_point (as qlinear_quantize_dynamic does). ranges NULL: from x's
+ * elements (the whole tensor). ranges non-NULL: from those ranges (layout of
+ * qlinear_dynamic_ranges; entries must be >= 0 and not NaN); x->data is then not read and may be
+ * NULL. */
+QLINEAR_API qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x,
+                                                  const qlinear_dynamic_attrs* attrs,
+                                                  const float* ranges, size_t ranges_bytes,
+                                                  void* y_scale, size_t y_scale_bytes,
+                                                  void* y_zero_point, size_t y_zero_point_bytes);
 
 /* ---- Training: QuantizeLinear's backward pass (straight-through estimator) ----------------------
  *

@@ -475,6 +475,127 @@ inline Status DynamicQuantizeLinear(const float* x, size_t n, uint8_t* y, float*
 inline const char* Version() { return qlinear_version(); }
 inline const char* ActiveTarget() { return qlinear_active_target(); }
 
+// ---- Dynamic quantization (qlinear.h "Dynamic quantization") ----------------------------------
+
+enum class ScaleRule : int32_t {
+  kAbsMax = QLINEAR_SCALE_ABSMAX,
+  kMinMax = QLINEAR_SCALE_MINMAX,
+  kMx = QLINEAR_SCALE_MX,
+  kPow2Ceil = QLINEAR_SCALE_POW2_CEIL,
+};
+
+enum class ScaleGranularity : int32_t {
+  kTensor = QLINEAR_GRANULARITY_TENSOR,
+  kAxis = QLINEAR_GRANULARITY_AXIS,
+  kBlock = QLINEAR_GRANULARITY_BLOCK,
+};
+
+// qlinear_dynamic_attrs with its defaults; output_dtype must be set (0 is rejected).
+struct DynamicAttrs {
+  DataType output_dtype = static_cast<DataType>(0);
+  ScaleRule rule = ScaleRule::kAbsMax;
+  ScaleGranularity granularity = ScaleGranularity::kBlock;
+  int64_t axis = -1;
+  int64_t block_size = 32;                         // 0 unless granularity is kBlock
+  DataType scale_dtype = static_cast<DataType>(0);  // 0: the rule's default
+  qlinear_dynamic_attrs c() const {
+    qlinear_dynamic_attrs a;
+    qlinear_dynamic_attrs_init(&a);
+    a.output_dtype = static_cast<int32_t>(output_dtype);
+    a.rule = static_cast<int32_t>(rule);
+    a.granularity = static_cast<int32_t>(granularity);
+    a.axis = axis;
+    a.block_size = block_size;
+    a.scale_dtype = static_cast<int32_t>(scale_dtype);
+    return a;
+  }
+};
+
+// The outputs of QuantizeDynamic, shaped as QuantizeLinear/DequantizeLinear take them.
+struct DynamicResult {
+  DataType output_dtype = DataType::kInt8;
+  DataType scale_dtype = DataType::kFloat;
+  std::vector<uint8_t> y;            // x's shape in output_dtype, packed for sub-byte types
+  std::vector<uint8_t> scale;        // scale_shape in scale_dtype
+  std::vector<uint8_t> zero_point;   // MINMAX only: scale_shape in output_dtype; else empty
+  std::vector<int64_t> scale_shape;  // {} per tensor, {D} per axis, blocked: x's with ceil(D/B)
+  bool has_zero_point = false;       // MINMAX
+  TensorView ScaleView() const { return TensorView(scale_dtype, scale_shape, scale.data()); }
+  // The zero point's view in *storage, or nullptr when the rule writes none.
+  const TensorView* ZeroPointView(TensorView* storage) const {
+    if (!has_zero_point) return nullptr;
+    *storage = TensorView(output_dtype, scale_shape, zero_point.data());
+    return storage;
+  }
+};
+
+// Over caller buffers (capacities in bytes; zero_point nullptr unless the rule is MINMAX).
+inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, void* y, size_t y_bytes,
+                              void* scale, size_t scale_bytes, void* zero_point = nullptr,
+                              size_t zero_point_bytes = 0, const ParallelOptions* options = nullptr) {
+  const qlinear_tensor cx = x.c();
+  const qlinear_dynamic_attrs ca = attrs.c();
+  if (options == nullptr) {
+    return Status::FromC(qlinear_quantize_dynamic(&cx, &ca, y, y_bytes, scale, scale_bytes, zero_point,
+                                                  zero_point_bytes));
+  }
+  detail::Runner runner{nullptr};
+  const qlinear_parallel_options co = detail::ParallelC(*options, &runner);
+  return Status::FromC(qlinear_quantize_dynamic_parallel(&cx, &ca, y, y_bytes, scale, scale_bytes,
+                                                         zero_point, zero_point_bytes, &co));
+}
+
+// Allocates and fills *out.
+inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, DynamicResult* out,
+                              const ParallelOptions* options = nullptr) {
+  const qlinear_tensor cx = x.c();
+  const qlinear_dynamic_attrs ca = attrs.c();
+  size_t yb = 0, sb = 0, zb = 0;
+  Status s = Status::FromC(qlinear_quantize_dynamic_output_info(&cx, &ca, &yb, &sb, &zb));
+  if (!s.ok()) return s;
+  const bool minmax = attrs.rule == ScaleRule::kMinMax;
+  out->y.assign(yb, 0);
+  out->scale.assign(sb, 0);
+  out->zero_point.assign(minmax ? zb : 0, 0);
+  // A MINMAX call always passes a zero-point pointer, even for 0 bytes.
+  uint8_t no_groups = 0;
+  s = QuantizeDynamic(x, attrs, out->y.data(), yb, out->scale.data(), sb,
+                      minmax ? (zb ? out->zero_point.data() : &no_groups) : nullptr, zb, options);
+  if (!s.ok()) return s;
+  const bool pow2 = attrs.rule == ScaleRule::kMx || attrs.rule == ScaleRule::kPow2Ceil;
+  out->output_dtype = attrs.output_dtype;
+  out->has_zero_point = minmax;
+  out->scale_dtype = static_cast<int32_t>(attrs.scale_dtype) != 0 ? attrs.scale_dtype
+                     : pow2 ? DataType::kFloat8E8M0 : DataType::kFloat;
+  out->scale_shape.clear();
+  if (attrs.granularity != ScaleGranularity::kTensor) {
+    const int64_t axis = attrs.axis < 0 ? attrs.axis + x.rank : attrs.axis;  // validated above
+    const int64_t d = x.shape[axis];
+    if (attrs.granularity == ScaleGranularity::kAxis) {
+      out->scale_shape.push_back(d);
+    } else {
+      out->scale_shape.assign(x.shape, x.shape + x.rank);
+      out->scale_shape[static_cast<size_t>(axis)] = d / attrs.block_size + (d % attrs.block_size != 0);
+    }
+  }
+  return s;
+}
+
+// The QuantizeLinear attributes that reproduce a dynamic quantization from its scales.
+inline Status QuantizeAttrsForDynamic(const DynamicAttrs& attrs, QuantizeAttrs* out) {
+  const qlinear_dynamic_attrs ca = attrs.c();
+  qlinear_quantize_attrs q;
+  const Status s = Status::FromC(qlinear_quantize_attrs_for_dynamic(&ca, &q));
+  if (!s.ok()) return s;
+  out->opset = q.opset;
+  out->axis = q.axis;
+  out->block_size = q.block_size;
+  out->output_dtype = q.output_dtype;
+  out->saturate = q.saturate != 0;
+  out->precision = q.precision;
+  return s;
+}
+
 }  // namespace qlinear
 
 #endif  // QLINEAR_QLINEAR_HPP_

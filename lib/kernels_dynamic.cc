@@ -1,0 +1,329 @@
+// Dynamic quantization's execution: the per-target statistics kernels (dynamic-inl.h) in their
+// own foreach_target unit, and the chunk loop that computes a chunk's scales and quantizes it
+// with the library's QuantizeLinear execution while the chunk is in cache.
+#include "dynamic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels.h"
+#include "minifloat.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/kernels_dynamic.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "lib/dynamic-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qlinear {
+namespace HWY_NAMESPACE {
+
+void GroupStatsDriver(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
+                      const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {
+  GroupStatsVector(kind, l, begin, end, x_type, x, g_first, s0, s1);
+}
+
+void ScalesDriver(const RuleFacts& f, const uint32_t* s0, const uint32_t* s1, int64_t n, float* values,
+                  uint32_t* codes, int32_t* zps) {
+  ScalesVector(f, s0, s1, n, values, codes, zps);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qlinear
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qlinear {
+
+HWY_EXPORT(GroupStatsDriver);
+HWY_EXPORT(ScalesDriver);
+
+void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
+                const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {
+  if (end > begin) HWY_DYNAMIC_DISPATCH(GroupStatsDriver)(kind, l, begin, end, x_type, x, g_first, s0, s1);
+}
+
+namespace {
+
+// Elements per chunk of one-pass layouts: the statistics pass reads the chunk from memory, the
+// quantize pass again from L2 (128 KB of float32; L2 is >= 512 KB where this runs). Per-chunk
+// costs (a QuantizeLinear execution each) made 16K-element chunks 5-10% slower in cache (Zen 5,
+// int8 per row and int4 blocks of 32 at 64K elements); 64K-element ones gained little more.
+// Chunks hold whole units, so they may be longer.
+constexpr int64_t kChunkElements = 32768;
+
+// From this many elements the next chunk's x is prefetched while the current one is quantized
+// (in cache the prefetches only cost: 14% of an int8 per-row call at 64K elements).
+constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
+
+size_t ByteOffset(DType t, int64_t elements) {
+  return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
+}
+
+// Units (dynamic.h) of a one-pass plan: unit u = (outer index o, u % units_per_outer) covers
+// axis rows [ab * unit_rows, min(D, (ab + 1) * unit_rows)) of o, i.e. a contiguous range of
+// elements, and groups [u * groups_per_unit, (u + 1) * groups_per_unit).
+struct Units {
+  const DynamicPlan& p;
+  int64_t count;  // units
+  int64_t per;    // output elements per byte (1, 2 or 4)
+  bool packed_zp;
+
+  explicit Units(const DynamicPlan& plan)
+      : p(plan),
+        count(plan.q.layout.outer * plan.units_per_outer),
+        per(8 / std::min(8, Info(plan.q.y_type).bits)),
+        packed_zp(plan.facts.rule == Rule::kMinMax) {}
+
+  int64_t ElemStart(int64_t u) const {
+    const Layout& l = p.q.layout;
+    const int64_t o = u / p.units_per_outer, ab = u % p.units_per_outer;
+    return (o * l.axis_dim + ab * p.unit_rows) * l.inner;
+  }
+  // The first unit that starts at or after element e (count if none).
+  int64_t At(int64_t e) const {
+    const Layout& l = p.q.layout;
+    const int64_t outer_elems = l.axis_dim * l.inner;
+    if (outer_elems == 0) return count;
+    const int64_t o = e / outer_elems, rem = e % outer_elems;
+    const int64_t unit_elems = std::min(p.unit_rows, l.axis_dim) * l.inner;  // no overflow
+    return std::min(count, o * p.units_per_outer + (rem + unit_elems - 1) / unit_elems);
+  }
+  // Cuts between chunks and tasks: sub-byte outputs and zero points start on byte boundaries.
+  bool Cut(int64_t u) const {
+    if (u >= count || per == 1) return true;
+    return ElemStart(u) % per == 0 && (!packed_zp || u * p.groups_per_unit % per == 0);
+  }
+  int64_t NextCut(int64_t u) const {
+    while (!Cut(u)) ++u;
+    return std::min(u, count);
+  }
+};
+
+// The float32 values of the scales that QuantizeLinear decodes: the caller's y_scale itself when
+// it is an aligned float32 array, else a copy (e8m0, float16, bfloat16 scales).
+class ScaleValues {
+ public:
+  ScaleValues(const DynamicPlan& p, const DynamicOutputs& out) {
+    if (p.facts.scale_type == DType::kFloat32 && reinterpret_cast<uintptr_t>(out.scale) % alignof(float) == 0) {
+      values_ = static_cast<float*>(out.scale);
+    } else {
+      copy_.reset(new float[static_cast<size_t>(std::max<int64_t>(p.groups, 1))]);
+      values_ = copy_.get();
+    }
+  }
+  float* get() const { return values_; }
+
+ private:
+  std::unique_ptr<float[]> copy_;
+  float* values_ = nullptr;
+};
+
+StatKind FastKind(const RuleFacts& f) {
+  return f.rule == Rule::kMinMax ? StatKind::kMinMax : StatKind::kAbs;
+}
+StatKind FiniteKind(const RuleFacts& f) {
+  return f.rule == Rule::kMinMax ? StatKind::kMinMaxFinite : StatKind::kAbsFinite;
+}
+bool TwoStats(const RuleFacts& f) { return f.rule == Rule::kMinMax; }
+
+// Statistics of groups [g0, g0 + s0.size()) from elements [e0, e1) of x. ABSMAX and MINMAX
+// leave NaN/Inf out: the fast keys flag them, and only then are the finite-only keys run.
+struct Stats {
+  std::vector<uint32_t> s0, s1;
+  void Compute(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0, int64_t groups) {
+    const RuleFacts& f = p.facts;
+    const bool two = TwoStats(f);
+    s0.assign(static_cast<size_t>(groups), 0);
+    s1.assign(two ? static_cast<size_t>(groups) : 0, 0);
+    const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
+    GroupStats(FastKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
+    if (f.rule != Rule::kAbsMax && f.rule != Rule::kMinMax) return;
+    if (!Flagged()) return;
+    std::fill(s0.begin(), s0.end(), 0u);
+    std::fill(s1.begin(), s1.end(), 0u);
+    GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
+  }
+  // Whether a statistic is >= kNonFiniteBits: adding 2^23 carries such values (all < 2^31) into
+  // bit 31. An OR reduction, which baseline SSE2 vectorizes (unsigned max it does not have).
+  bool Flagged() const {
+    uint32_t m = 0;
+    for (uint32_t v : s0) m |= v + 0x00800000u;
+    for (uint32_t v : s1) m |= v + 0x00800000u;
+    return (m & 0x80000000u) != 0;
+  }
+};
+
+// Scales and zero points of groups [g0, g0 + stats) into the outputs and their float32 values.
+void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const DynamicOutputs& out,
+                 const ScaleValues& values, std::vector<uint32_t>* codes, std::vector<int32_t>* zps) {
+  const RuleFacts& f = p.facts;
+  const size_t n = st.s0.size();
+  const bool minmax = f.rule == Rule::kMinMax;
+  codes->resize(n);
+  zps->resize(minmax ? n : 0);
+  float* v = values.get() + g0;
+  HWY_DYNAMIC_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
+                                     static_cast<int64_t>(n), v, codes->data(), minmax ? zps->data() : nullptr);
+  char* dst = static_cast<char*>(out.scale);
+  switch (Info(f.scale_type).bits) {
+    case 32:
+      if (v != static_cast<float*>(out.scale) + g0) std::memcpy(dst + 4 * g0, v, n * 4);
+      break;
+    case 16:
+      for (size_t k = 0; k < n; ++k) {
+        const uint16_t h = static_cast<uint16_t>((*codes)[k]);
+        std::memcpy(dst + 2 * (g0 + static_cast<int64_t>(k)), &h, 2);
+      }
+      break;
+    default:
+      for (size_t k = 0; k < n; ++k) dst[g0 + static_cast<int64_t>(k)] = static_cast<char>((*codes)[k]);
+  }
+  if (minmax) StoreZeroPoints(p, zps->data(), g0, static_cast<int64_t>(n), out);
+}
+
+// QuantizeLinear of elements [e0, e1) with the scales written (float32 values: QuantizeLinear's
+// float32-precision decoding of any scale type gives exactly these).
+void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOutputs& out,
+                   const ScaleValues& values, const TaskSplit* split) {
+  QuantizePlan q = p.q;
+  q.scale_type = DType::kFloat32;
+  q.scale = values.get();
+  q.zero_point = p.facts.rule == Rule::kMinMax ? out.zero_point : nullptr;
+  q.begin = e0;
+  q.end = e1;
+  q.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
+  ExecuteQuantize(q, static_cast<char*>(out.y) + ByteOffset(q.y_type, e0), split);
+}
+
+// Units [u0, u1) of a one-pass plan, chunk by chunk.
+void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
+             const DynamicOutputs& out, const ScaleValues& values) {
+  Stats st;
+  std::vector<uint32_t> codes;
+  std::vector<int32_t> zps;
+  while (u0 < u1) {
+    int64_t c = units.At(units.ElemStart(u0) + kChunkElements);
+    c = std::min(u1, units.NextCut(std::max(c, u0 + 1)));
+    const int64_t e0 = units.ElemStart(u0), e1 = units.ElemStart(c);
+    const int64_t g0 = u0 * p.groups_per_unit, g1 = c * p.groups_per_unit;
+    st.Compute(p, e0, e1, g0, g1 - g0);
+    StoreScales(p, st, g0, out, values, &codes, &zps);
+    if (out.y != nullptr && e1 > e0) {
+      // The next chunk's x is fetched while this one is quantized: its statistics pass would
+      // otherwise wait on memory while the core idles (and the quantize pass then run alone).
+      const size_t from = ByteOffset(p.q.x_type, e1);
+      const size_t to = p.q.layout.count >= kPrefetchFrom
+                            ? ByteOffset(p.q.x_type, std::min(units.ElemStart(u1), 2 * e1 - e0))
+                            : from;
+      const char* x = static_cast<const char*>(p.q.x);
+      for (size_t b = from; b < to; b += 64) hwy::Prefetch(x + b);
+      QuantizeRange(p, e0, e1, out, values, nullptr);
+    }
+    u0 = c;
+  }
+}
+
+// Whole-tensor groups (per tensor, per axis strided in memory): statistics over all of x
+// (split into tasks whose partial statistics are combined), scales, then QuantizeLinear.
+void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues& values,
+             const TaskSplit* split) {
+  const int64_t n = p.q.layout.count;
+  Stats st;
+  if (split == nullptr) {
+    st.Compute(p, 0, n, 0, p.groups);
+  } else {
+    // Each task counts the groups its elements touch (ScaleWindow: at most its element count or
+    // the axis length, so the parts together hold at most about x's element count).
+    const int64_t tasks = (n + split->per_task - 1) / split->per_task;
+    std::vector<Stats> parts(static_cast<size_t>(tasks));
+    std::vector<int64_t> firsts(parts.size());
+    struct Context {
+      const DynamicPlan* p;
+      std::vector<Stats>* parts;
+      std::vector<int64_t>* firsts;
+      int64_t per_task, n;
+    } ctx{&p, &parts, &firsts, split->per_task, n};
+    split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+      const Context& k = *static_cast<const Context*>(c);
+      const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
+      int64_t g0, groups;
+      ScaleWindow(k.p->q.layout, e0, e1, &g0, &groups);
+      (*k.firsts)[static_cast<size_t>(t)] = g0;
+      (*k.parts)[static_cast<size_t>(t)].Compute(*k.p, e0, e1, g0, groups);
+    }, &ctx);
+    st.s0.assign(static_cast<size_t>(p.groups), 0);
+    st.s1.assign(TwoStats(p.facts) ? st.s0.size() : 0, 0);
+    for (size_t t = 0; t < parts.size(); ++t) {
+      const size_t g0 = static_cast<size_t>(firsts[t]);
+      for (size_t g = 0; g < parts[t].s0.size(); ++g) st.s0[g0 + g] = std::max(st.s0[g0 + g], parts[t].s0[g]);
+      for (size_t g = 0; g < parts[t].s1.size(); ++g) st.s1[g0 + g] = std::max(st.s1[g0 + g], parts[t].s1[g]);
+    }
+  }
+  std::vector<uint32_t> codes;
+  std::vector<int32_t> zps;
+  StoreScales(p, st, 0, out, values, &codes, &zps);
+  if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, split);
+}
+
+}  // namespace
+
+void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskSplit* split) {
+  const ScaleValues values(p, out);
+  if (!p.one_pass) return TwoPass(p, out, values, split);
+  const Units units(p);
+  if (p.q.layout.count == 0) {  // groups without elements (e.g. x of shape [5, 0], per row)
+    const GroupScale s = GroupScaleFromStats(p.facts, 0, 0);
+    for (int64_t g = 0; g < p.groups; ++g) StoreGroupScale(p, s, g, out);
+    return;
+  }
+  if (split == nullptr) return OnePass(p, units, 0, units.count, out, values);
+  // Tasks of about per_task elements, cut on unit boundaries where bytes are not shared.
+  const int64_t n = p.q.layout.count;
+  const int64_t tasks = (n + split->per_task - 1) / split->per_task;
+  struct Context {
+    const DynamicPlan* p;
+    const Units* units;
+    const DynamicOutputs* out;
+    const ScaleValues* values;
+    int64_t per_task;
+  } ctx{&p, &units, &out, &values, split->per_task};
+  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    const Context& k = *static_cast<const Context*>(c);
+    const int64_t u0 = t == 0 ? 0 : k.units->NextCut(k.units->At(t * k.per_task));
+    const int64_t u1 = k.units->NextCut(k.units->At((t + 1) * k.per_task));
+    OnePass(*k.p, *k.units, u0, u1, *k.out, *k.values);
+  }, &ctx);
+}
+
+void ExecuteDynamicRanges(const DynamicPlan& p, int64_t first, int64_t count, const void* x,
+                          float* ranges) {
+  std::fill(ranges, ranges + 2 * p.groups, 0.0f);
+  if (count == 0) return;
+  const RuleFacts& f = p.facts;
+  const bool two = TwoStats(f);
+  int64_t g0, groups;
+  ScaleWindow(p.q.layout, first, first + count, &g0, &groups);
+  std::vector<uint32_t> s0(static_cast<size_t>(groups), 0), s1(two ? s0.size() : 0, 0);
+  // MX and POW2_CEIL keep NaN/Inf (they decide the scale), the others leave them out.
+  const StatKind kind = f.rule == Rule::kMx || f.rule == Rule::kPow2Ceil ? StatKind::kAbs : FiniteKind(f);
+  GroupStats(kind, p.q.layout, first, first + count, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
+  for (int64_t k = 0; k < groups; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    float* r = ranges + 2 * (g0 + k);
+    if (two) {
+      r[0] = FloatOf(s0[i]);
+      r[1] = FloatOf(s1[i]);
+    } else {
+      r[0] = r[1] = s0[i] >= kNonFiniteBits ? HUGE_VALF : FloatOf(s0[i]);
+    }
+  }
+}
+
+}  // namespace qlinear
+#endif  // HWY_ONCE
