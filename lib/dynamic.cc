@@ -120,7 +120,7 @@ RuleFacts FactsFor(Rule rule, DType y_type, DType scale_type) {
     f.qmax = info.qmax;
     f.p = static_cast<float>(info.qmax);
   } else {
-    f.p = static_cast<float>(FormatOf(y_type).max_value);
+    f.p = MiniFormatOf(y_type).max_value;
   }
   int e;
   std::frexp(f.p, &e);  // p in [2^(e-1), 2^e)

@@ -113,11 +113,12 @@ int Bits(int32_t t) { return FindDType(t)->bits; }
 size_t Bytes(int32_t t, int64_t n) { return static_cast<size_t>(StorageBytes(static_cast<DType>(t), static_cast<uint64_t>(n))); }
 
 // A scale tensor's payload: `count` values near s (varying per entry) in `type`.
-std::vector<uint8_t> MakeScales(int32_t type, int64_t count, float s, std::mt19937& rng) {
+// (powers_of_two: s times 1/2, 1 or 2.)
+std::vector<uint8_t> MakeScales(int32_t type, int64_t count, float s, std::mt19937& rng, bool powers_of_two = false) {
   std::vector<uint8_t> out;
   std::uniform_real_distribution<float> jitter(0.5f, 2.0f);
   for (int64_t k = 0; k < count; ++k) {
-    const float v = k == 0 ? s : s * jitter(rng);
+    const float v = k == 0 ? s : powers_of_two ? std::ldexp(s, static_cast<int>(rng() % 3) - 1) : s * jitter(rng);
     if (type == QLINEAR_DTYPE_FLOAT) {
       uint8_t b[4];
       std::memcpy(b, &v, 4);
@@ -177,14 +178,14 @@ std::string Describe(int32_t xt, int32_t st, int32_t yt, const Layout2& l, int p
 
 // One QuantizeLinear call through the API (forced target) against the reference.
 void CheckQuantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, float s, int prec,
-                   bool saturate, size_t misalign, std::mt19937& rng) {
+                   bool saturate, size_t misalign, std::mt19937& rng, bool powers_of_two = false) {
   int64_t n = 1, sn = 1;
   for (int64_t d : l.x_shape) n *= d;
   for (int64_t d : l.s_shape) sn *= d;
   const std::vector<uint8_t> xdata = MakeX(xt, n, s, rng);
   Buffer xbuf(xdata.size(), misalign);
   if (!xdata.empty()) std::memcpy(xbuf.data(), xdata.data(), xdata.size());
-  const std::vector<uint8_t> sdata = MakeScales(st, sn, s, rng);
+  const std::vector<uint8_t> sdata = MakeScales(st, sn, s, rng, powers_of_two);
   const std::vector<uint8_t> zdata = MakeZeroPoints(yt, sn, rng);
   const qlinear_tensor x{xt, static_cast<int32_t>(l.x_shape.size()), l.x_shape.data(), xbuf.data()};
   const qlinear_tensor sc{st, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), sdata.data()};
@@ -282,6 +283,37 @@ TEST_P(KernelTest, Granularities) {
       for (bool sat : {true, false}) CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, sat, 1, rng);
     }
   }
+}
+
+// Power-of-two scales (MX and POW2 scales, e8m0 scales): codes come from x * (1/s), which is
+// exactly x / s, with no boundary test. Ties and their neighbours of each scale, every output
+// type, per tensor, per element and blocked, negative scales, both paths.
+TEST_P(KernelTest, PowerOfTwoScalesEveryLayout) {
+  const int64_t L = lanes_;
+  const std::vector<Layout2> layouts = {{{9 * L + 5}, {}, 1, 0},
+                                        {{3, 8 * L + 3}, {8 * L + 3}, 1, 0},
+                                        {{4, 4 * L + 5}, {4, 2}, 1, 2 * L + 3},
+                                        {{5, 96}, {5, 3}, 1, 32},
+                                        {{66, 2 * L + 1}, {3, 2 * L + 1}, 0, 32}};
+  const int32_t outputs[] = {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_INT4,
+                             QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2,
+                             QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
+  std::mt19937 rng(23);
+  for (QuantizePath path : {QuantizePath::kDivision, QuantizePath::kReciprocal}) {
+    SetQuantizePathForTest(path);
+    for (const Layout2& l : layouts) {
+      for (int32_t yt : outputs) {
+        for (float s : {0.25f, 1.0f, -8.0f, 0x1p-20f, 0x1p100f}) {
+          for (int32_t st : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT8E8M0}) {
+            if (st == QLINEAR_DTYPE_FLOAT8E8M0 && s < 0) continue;
+            CheckQuantize(QLINEAR_DTYPE_FLOAT, st, yt, l, s, 0, yt != QLINEAR_DTYPE_FLOAT8E5M2, 1, rng,
+                          /*powers_of_two=*/true);
+          }
+        }
+      }
+    }
+  }
+  SetQuantizePathForTest(QuantizePath::kAuto);
 }
 
 // Per-element scales where a few reciprocals are not normal floats (1/1e-39 is Inf): the whole
