@@ -272,7 +272,8 @@ qlinear_status qlinear_quantize_linear_backward(
         (s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) {
       return s;
     }
-    const uint64_t needed = StorageBytes(dyt, static_cast<uint64_t>(p.layout.count));
+    uint64_t needed = 0;  // dy's and dx's bytes: their type may be wider than x's
+    if ((s = CheckBytes("dy", dyt, p.layout.count, &needed)) != QLINEAR_OK) return s;
     if (needed > 0 && dx == nullptr) {
       return Fail(QLINEAR_INVALID_ARGUMENT, "dx: output pointer is NULL, %llu bytes needed",
                   static_cast<unsigned long long>(needed));

@@ -67,7 +67,7 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
     return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: dtype code %d is not a type qlinear knows", name,
                 static_cast<int>(t.dtype));
   }
-  // Count must fit int64 and its storage size must fit size_t (so byte offsets never overflow).
+  // Count must fit int64 and its storage size kMaxBytes (so byte offsets never overflow).
   const uint64_t max_count = MaxCountFor(info->type) < static_cast<uint64_t>(INT64_MAX)
                                  ? MaxCountFor(info->type)
                                  : static_cast<uint64_t>(INT64_MAX);
@@ -87,10 +87,9 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
                   name, ShapeText(t).text);
     }
   }
-  if (StorageBytes(info->type, n) > static_cast<uint64_t>(SIZE_MAX)) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %llu elements do not fit in memory", name,
-                static_cast<unsigned long long>(n));
-  }
+  uint64_t bytes = 0;
+  const qlinear_status s = CheckBytes(name, info->type, static_cast<int64_t>(n), &bytes);
+  if (s != QLINEAR_OK) return s;
   if (n > 0 && t.data == nullptr) {
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: data is NULL with %llu elements", name,
                 static_cast<unsigned long long>(n));
@@ -283,6 +282,25 @@ qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed) {
   return QLINEAR_OK;
 }
 
+qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* bytes) {
+  const uint64_t n = static_cast<uint64_t>(count);
+  const int bits = Info(t).bits;
+  uint64_t b = 0;
+  bool wraps = false;
+  if (bits >= 8) {
+    wraps = __builtin_mul_overflow(n, static_cast<uint64_t>(bits / 8), &b);
+  } else {
+    b = StorageBytes(t, n);  // n < 2^63: rounding up does not wrap
+  }
+  if (wraps || b > kMaxBytes) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "%s: %llu elements of %s take more than the largest object (%llu bytes)", name,
+                static_cast<unsigned long long>(n), Name(t), static_cast<unsigned long long>(kMaxBytes));
+  }
+  *bytes = b;
+  return QLINEAR_OK;
+}
+
 qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
                             const qlinear_tensor* zp, const qlinear_quantize_attrs* attrs_in,
                             QuantizePlan* p) {
@@ -407,7 +425,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   p->x = x->data;
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
-  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
   p->begin = 0;
   p->end = x_count;
   return QLINEAR_OK;
@@ -505,7 +523,8 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   p->x = x->data;
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
-  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  // The output is wider per element than x (float32 y of int8 x: 4 bytes for 1).
+  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
   p->begin = 0;
   p->end = x_count;
   return QLINEAR_OK;

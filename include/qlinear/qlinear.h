@@ -5,7 +5,11 @@
  * <stdint.h>.
  *
  * Conventions shared by every function below:
- * - Sizes are in elements unless the name says bytes. All indexing is 64-bit.
+ * - Sizes are in elements unless the name says bytes. All indexing is 64-bit. Every byte count
+ *   of a call -- each input tensor, the output (also of the whole tensor for range calls), dy
+ *   and dx, the clamp mask -- must fit ptrdiff_t (PTRDIFF_MAX: the largest object); a shape
+ *   whose element count fits but whose bytes would not in some input or output type is
+ *   QLINEAR_INVALID_ARGUMENT naming that argument (e.g. float32 y of an int8 x of 2^62 elements).
  * - Tensors are dense, row-major, host-endian (little-endian on every supported CPU, as ONNX
  *   raw_data). Sub-byte types (uint4/int4/float4e2m1, uint2/int2) are packed over the whole
  *   flattened tensor, element 0 in the low bits; the padding bits of the last byte are written

@@ -1,0 +1,114 @@
+// Hostile callers: byte sizes that overflow, thread counts that would exhaust the process,
+// unaligned caller memory (UndefinedBehaviorSanitizer in the asan preset) and attribute values
+// outside their domain. Every rejected call names the argument and leaves the output untouched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+namespace {
+
+constexpr uint8_t kSentinel = 0x5A;
+constexpr int64_t k2Pow62 = int64_t{1} << 62;
+
+bool Mentions(const std::string& part) { return std::string(qlinear_last_error()).find(part) != std::string::npos; }
+
+bool Untouched(const std::vector<uint8_t>& y) {
+  for (uint8_t b : y) {
+    if (b != kSentinel) return false;
+  }
+  return true;
+}
+
+qlinear_dequantize_attrs DQAttrs() {
+  qlinear_dequantize_attrs a;
+  qlinear_dequantize_attrs_init(&a);
+  return a;
+}
+qlinear_quantize_attrs QAttrs() {
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  return a;
+}
+
+// ---- 1. byte sizes -------------------------------------------------------------------------
+
+// int8 x of 2^62 elements fits (2^62 bytes); its float32 output would need 2^64 bytes, which
+// wrapped to 0 and let the call write past a 64-byte y.
+TEST(ByteOverflow, DequantizeOutputWiderThanInput) {
+  const int64_t n = k2Pow62;
+  std::vector<int8_t> x(64, 1);
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_INT8, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  const qlinear_dequantize_attrs a = DQAttrs();
+  int32_t dtype = -7;
+  size_t bytes = 12345;
+  ASSERT_EQ(qlinear_dequantize_output_info(&tx, &ts, nullptr, &a, &dtype, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  EXPECT_EQ(bytes, 12345u);
+  std::vector<uint8_t> y(64, kSentinel);
+  EXPECT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, &a, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  EXPECT_TRUE(Untouched(y));
+  // The same tensor through the range entry point (the whole tensor's output does not fit, so
+  // no slice of it is accepted either) and the parallel one.
+  EXPECT_EQ(qlinear_dequantize_linear_range(&tx, &ts, nullptr, &a, 0, 16, y.data(), y.size()),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  EXPECT_EQ(qlinear_dequantize_linear_parallel(&tx, &ts, nullptr, &a, y.data(), y.size(), &o),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Untouched(y));
+  // Packed inputs: int4 x of 2^63 - 1 elements is 2^62 bytes, its float16 output 2^64 - 2 bytes
+  // (fits size_t, not ptrdiff_t).
+  const int64_t n4 = INT64_MAX;
+  const qlinear_tensor t4{QLINEAR_DTYPE_INT4, 1, &n4, x.data()};
+  qlinear_dequantize_attrs a16 = DQAttrs();
+  a16.output_dtype = QLINEAR_DTYPE_FLOAT16;
+  EXPECT_EQ(qlinear_dequantize_output_info(&t4, &ts, nullptr, &a16, &dtype, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+}
+
+// Inputs: a float32 x of 2^61 elements is 2^63 bytes, beyond the largest object (PTRDIFF_MAX).
+TEST(ByteOverflow, InputBeyondTheLargestObject) {
+  const int64_t n = int64_t{1} << 61;
+  std::vector<float> x(16, 1.0f);
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  const qlinear_quantize_attrs a = QAttrs();
+  size_t bytes = 12345;
+  EXPECT_EQ(qlinear_quantize_output_info(&tx, &ts, nullptr, &a, nullptr, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("x:")) << qlinear_last_error();
+  EXPECT_EQ(bytes, 12345u);
+}
+
+// The backward pass: dy and dx take dy's type, which may be wider than x's.
+TEST(ByteOverflow, BackwardGradientWiderThanInput) {
+  std::vector<uint16_t> x(64, 0);
+  std::vector<float> dy(64, 1.0f);
+  const uint16_t s16 = 0x3C00;  // float16 1.0
+  const qlinear_tensor ts16{QLINEAR_DTYPE_FLOAT16, 0, nullptr, &s16};
+  const qlinear_quantize_attrs a = QAttrs();
+  for (int64_t n : {int64_t{1} << 61, k2Pow62}) {
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT16, 1, &n, x.data()};
+    const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
+    std::vector<uint8_t> dx(256, kSentinel);
+    ASSERT_EQ(qlinear_quantize_linear_backward(&tx, &ts16, nullptr, &a, &tdy, 1.0f, nullptr, 0, dx.data(), dx.size()),
+              QLINEAR_INVALID_ARGUMENT)
+        << "n " << n;
+    EXPECT_TRUE(Mentions("dy") || Mentions("x:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(dx));
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
