@@ -2,6 +2,7 @@
 // unaligned caller memory (UndefinedBehaviorSanitizer in the asan preset) and attribute values
 // outside their domain. Every rejected call names the argument and leaves the output untouched.
 #include <gtest/gtest.h>
+#include <dirent.h>
 
 #include <algorithm>
 #include <climits>
@@ -108,6 +109,60 @@ TEST(ByteOverflow, BackwardGradientWiderThanInput) {
     EXPECT_TRUE(Mentions("dy") || Mentions("x:")) << qlinear_last_error();
     EXPECT_TRUE(Untouched(dx));
   }
+}
+
+// ---- 2. threads ----------------------------------------------------------------------------
+
+int ThreadsOfThisProcess() {
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+// A float32 -> uint8 parallel call of 4096 elements.
+struct ParallelCall {
+  std::vector<float> x = std::vector<float>(4096, 1.0f);
+  float s = 1.0f;
+  int64_t n = 4096;
+  std::vector<uint8_t> y = std::vector<uint8_t>(4096, kSentinel);
+  qlinear_status Run(const qlinear_parallel_options& o) {
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+    const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+    return qlinear_quantize_linear_parallel(&tx, &ts, nullptr, nullptr, y.data(), y.size(), &o);
+  }
+};
+
+TEST(Threads, MaxThreadsAboveTheLimitIsRejected) {
+  ParallelCall c;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  for (int32_t bad : {65537, INT32_MAX, -1, INT32_MIN}) {
+    o.max_threads = bad;
+    EXPECT_EQ(c.Run(o), QLINEAR_INVALID_ARGUMENT) << bad;
+    EXPECT_TRUE(Mentions("max_threads")) << qlinear_last_error();
+    EXPECT_TRUE(Mentions("65536")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(c.y));
+  }
+  o.max_threads = QLINEAR_MAX_THREADS;
+  EXPECT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
+}
+
+// 4096 elements in tasks of at least 1024: four tasks, so OpenMP may start at most three more
+// threads, not max_threads = 512 (its team stays alive in the process after the call).
+TEST(Threads, OpenMPTeamNeverExceedsTheTaskCount) {
+  if (!qlinear_openmp_enabled()) GTEST_SKIP() << "built without OpenMP";
+  const int before = ThreadsOfThisProcess();
+  if (before < 0) GTEST_SKIP() << "no /proc/self/task";
+  ParallelCall c;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 512;
+  o.min_elements_per_task = 1024;
+  ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_LE(ThreadsOfThisProcess(), before + 3);
 }
 
 }  // namespace

@@ -204,11 +204,16 @@ typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count
 
 typedef struct qlinear_parallel_options {
   size_t struct_size;           /* sizeof(qlinear_parallel_options); set by _init */
-  int32_t max_threads;          /* tasks to split into at most; 0: OpenMP's thread count, or 64 */
+  int32_t max_threads;          /* tasks to split into at most, 0..QLINEAR_MAX_THREADS; 0: OpenMP's
+                                   thread count, or 64. OpenMP's team is never larger than
+                                   the number of tasks. */
   int64_t min_elements_per_task; /* 0: 262144; smaller tensors run on the calling thread */
   qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled) */
   void* runner_context;         /* passed to parallel_for */
 } qlinear_parallel_options;
+
+/* Largest max_threads accepted (more is QLINEAR_INVALID_ARGUMENT). */
+#define QLINEAR_MAX_THREADS 65536
 
 QLINEAR_API void qlinear_parallel_options_init(qlinear_parallel_options* options);
 /* 1 if the library was built with OpenMP (CMake option QLINEAR_OPENMP), else 0. */
