@@ -23,10 +23,15 @@ int32_t ZeroPointLane(DType t, const void* zp, int64_t k) {
 
 // Typed copies for the common cases (blocked layouts decode a scale per 32 elements, so this
 // loop is on the hot path); everything else goes through the generic per-element loaders.
+// Caller memory need not be aligned: elements are copied out bytewise (a plain load).
 template <class T>
 void Widen(const void* src, int64_t n, int32_t* dst) {
-  const T* p = static_cast<const T*>(src);
-  for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(p[k]);
+  const char* p = static_cast<const char*>(src);
+  for (int64_t k = 0; k < n; ++k) {
+    T v;
+    std::memcpy(&v, p + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    dst[k] = static_cast<int32_t>(v);
+  }
 }
 
 // Scales first .. first + n - 1.

@@ -148,12 +148,17 @@ qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinea
   int64_t a = 0;
   qlinear_status s = NormalizeAxis(axis, x.rank, &a);
   if (s != QLINEAR_OK) return s;
-  l->outer = 1;
-  l->inner = 1;
-  for (int32_t i = 0; i < x.rank; ++i) {
-    if (i < a) l->outer *= x.shape[i];
-    if (i > a) l->inner *= x.shape[i];
-  }
+  // Products of dimensions that CheckTensor bounded by x_count, except for an empty x, whose
+  // other dimensions may multiply beyond int64 (then nothing uses them: saturate).
+  auto product = [&](int32_t from, int32_t to) -> int64_t {
+    int64_t p = 1;
+    for (int32_t i = from; i < to; ++i) {
+      if (__builtin_mul_overflow(p, x.shape[i], &p)) return INT64_MAX;
+    }
+    return p;
+  };
+  l->outer = product(0, static_cast<int32_t>(a));
+  l->inner = product(static_cast<int32_t>(a) + 1, x.rank);
   l->axis_dim = x.shape[a];
   if (block == 0) {
     l->granularity = Granularity::kPerAxis;

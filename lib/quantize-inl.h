@@ -1201,8 +1201,10 @@ inline void RangeOf(const float* HWY_RESTRICT x, int64_t n, float* lo, float* hi
   }
   float l = hn::GetLane(hn::MinOfLanes(df, vmin)), h = hn::GetLane(hn::MaxOfLanes(df, vmax));
   for (; i < n; ++i) {
-    if (x[i] < l) l = x[i];
-    if (x[i] > h) h = x[i];
+    float v;
+    std::memcpy(&v, x + i, sizeof(v));  // x need not be aligned
+    if (v < l) l = v;
+    if (v > h) h = v;
   }
   *lo = l;
   *hi = h;

@@ -204,8 +204,9 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
 void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point) {
   float hi = 0.0f, lo = 0.0f;  // the range always includes 0; NaN compares false: ignored
   for (int64_t i = 0; i < n; ++i) {
-    if (x[i] > hi) hi = x[i];
-    if (x[i] < lo) lo = x[i];
+    const float v = LoadAs<float>(x, i);  // x need not be aligned
+    if (v > hi) hi = v;
+    if (v < lo) lo = v;
   }
   DynamicParamsFromRange(lo, hi, scale, zero_point);
 }

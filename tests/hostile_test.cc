@@ -165,5 +165,77 @@ TEST(Threads, OpenMPTeamNeverExceedsTheTaskCount) {
   EXPECT_LE(ThreadsOfThisProcess(), before + 3);
 }
 
+// ---- 3. undefined behaviour (the asan preset runs these under UBSan) -------------------------
+
+// An empty x whose other dimensions multiply beyond int64: the layout's products overflowed.
+TEST(UndefinedBehaviour, EmptyTensorWithHugeDimensions) {
+  const int64_t xs[3] = {k2Pow62, 4, 0}, ss[1] = {0};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 3, xs, nullptr};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, ss, nullptr};
+  qlinear_quantize_attrs a = QAttrs();
+  a.axis = 2;
+  EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, &a, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+  const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 3, xs, nullptr};
+  qlinear_dequantize_attrs da = DQAttrs();
+  da.axis = 2;
+  EXPECT_EQ(qlinear_dequantize_linear(&tq, &ts, nullptr, &da, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+}
+
+// 16- and 32-bit zero points (and x) at odd addresses: no pointer needs alignment.
+TEST(UndefinedBehaviour, ZeroPointsAtOddAddresses) {
+  alignas(8) uint8_t zp_mem[64] = {};
+  uint8_t* odd = zp_mem + 1;
+  const int64_t n = 5, three = 3;
+  alignas(4) float xs[5] = {-2.0f, -1.0f, 0.0f, 1.0f, 300.0f};
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, xs};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  for (int32_t t : {QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_UINT16}) {
+    const int16_t z = 7;
+    std::memcpy(odd, &z, 2);
+    const qlinear_tensor tz{t, 0, nullptr, odd};
+    std::vector<uint8_t> y(10, 0);
+    ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, nullptr, y.data(), y.size()), QLINEAR_OK) << qlinear_last_error();
+    int16_t first;
+    std::memcpy(&first, y.data(), 2);
+    EXPECT_EQ(first, 5);  // -2 + 7
+    // Per-axis zero points (three of them, odd address) for DequantizeLinear of x at an odd address.
+    const int64_t shape[2] = {2, 3};
+    alignas(8) uint8_t xq[16] = {};
+    const qlinear_tensor tq{t, 2, shape, xq + 1};
+    const float scales[3] = {1.0f, 2.0f, 4.0f};
+    const qlinear_tensor tsc{QLINEAR_DTYPE_FLOAT, 1, &three, scales};
+    const qlinear_tensor tz3{t, 1, &three, odd};
+    qlinear_dequantize_attrs da = DQAttrs();
+    std::vector<float> out(6);
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &tsc, &tz3, &da, out.data(), 24), QLINEAR_OK) << qlinear_last_error();
+    EXPECT_EQ(out[0], -7.0f);
+  }
+  const int32_t zero = 0;
+  std::memcpy(odd, &zero, 4);
+  const qlinear_tensor tz32{QLINEAR_DTYPE_INT32, 0, nullptr, odd};
+  const qlinear_tensor tq32{QLINEAR_DTYPE_INT32, 1, &n, zp_mem + 9};
+  std::vector<float> out(5);
+  ASSERT_EQ(qlinear_dequantize_linear(&tq32, &ts, &tz32, nullptr, out.data(), 20), QLINEAR_OK) << qlinear_last_error();
+}
+
+// DynamicQuantizeLinear's range pass read its tail through a float pointer.
+TEST(UndefinedBehaviour, DynamicQuantizeOfAnOddAddress) {
+  alignas(8) uint8_t mem[4 * 67 + 8] = {};
+  std::vector<uint8_t> y(67);
+  for (int64_t len : {1, 3, 67}) {
+    for (int64_t i = 0; i < len; ++i) {
+      const float v = static_cast<float>(i) - 10.0f;
+      std::memcpy(mem + 1 + 4 * i, &v, 4);
+    }
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &len, mem + 1};
+    float scale = 0;
+    uint8_t zp = 0;
+    ASSERT_EQ(qlinear_dynamic_quantize_linear(&tx, y.data(), static_cast<size_t>(len), &scale, &zp), QLINEAR_OK);
+    const float hi = std::max(0.0f, static_cast<float>(len - 1) - 10.0f);
+    EXPECT_EQ(scale, (hi + 10.0f) / 255.0f) << len;
+  }
+}
+
 }  // namespace
 }  // namespace qlinear

@@ -14,8 +14,11 @@
  *   raw_data). Sub-byte types (uint4/int4/float4e2m1, uint2/int2) are packed over the whole
  *   flattened tensor, element 0 in the low bits; the padding bits of the last byte are written
  *   as zero.
- * - No alignment is required for any pointer. Inputs are never read beyond their element count,
- *   outputs never written beyond the bytes the result occupies (which must fit in `y_bytes`).
+ * - No alignment is required for any data pointer (tensor data, outputs, masks): they are read
+ *   and written bytewise or with unaligned loads. (Typed pointers -- shapes, float* and
+ *   uint8_t* results -- are aligned for their type, as C requires of any pointer.) Inputs are
+ *   never read beyond their element count, outputs never written beyond the bytes the result
+ *   occupies (which must fit in `y_bytes`).
  * - Inputs and the output must not overlap.
  * - Every call validates all of its arguments before writing a single output byte. A rejected
  *   call returns a non-zero status, leaves the output untouched, and sets a message for the
