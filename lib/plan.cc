@@ -36,17 +36,14 @@ bool OneOf(DType t, std::initializer_list<DType> list) {
   return false;
 }
 
-qlinear_status ResolveVersion(const char* op, int32_t opset, int* version) {
+qlinear_status ResolveVersion(int32_t opset, int* version) {
   if (opset == 0) opset = QLINEAR_NEWEST_OPSET;
-  if (opset < 10) {
-    return Fail(QLINEAR_UNSUPPORTED_TYPE, "opset: %s needs opset >= 10, got %d", op,
-                static_cast<int>(opset));
+  if (opset < QLINEAR_OLDEST_OPSET || opset > QLINEAR_NEWEST_KNOWN_OPSET) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "opset: %d is outside the ai.onnx opsets qlinear knows, [%d, %d] (0 = the newest)",
+                static_cast<int>(opset), QLINEAR_OLDEST_OPSET, QLINEAR_NEWEST_KNOWN_OPSET);
   }
-  if (opset > QLINEAR_NEWEST_OPSET) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "opset: %d is newer than the newest supported (%d)",
-                static_cast<int>(opset), QLINEAR_NEWEST_OPSET);
-  }
-  for (int v : kVersions) {
+  for (int v : kVersions) {  // opsets above 25 keep the operators at version 25
     if (v <= opset) *version = v;
   }
   return QLINEAR_OK;
@@ -316,7 +313,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   qlinear_status s = ReadAttrs(attrs_in, qlinear_quantize_attrs_init, &a);
   if (s != QLINEAR_OK) return s;
   int v = 0;
-  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
   p->version = v;
 
   int64_t x_count = 0, scale_count = 0, zp_count = 0;
@@ -347,6 +344,9 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   }
 
   // Attributes that the operator version does not have must keep their defaults.
+  if (a.saturate != 0 && a.saturate != 1) {  // also for outputs it does not apply to
+    return Fail(QLINEAR_INVALID_ARGUMENT, "saturate: must be 0 or 1, got %d", static_cast<int>(a.saturate));
+  }
   if (v < 13 && a.axis != 1) return AttrNeedsOpset("axis", kOp, v, 13);
   if (v < 19 && a.saturate != 1) return AttrNeedsOpset("saturate", kOp, v, 19);
   if (v < 21 && a.block_size != 0) return AttrNeedsOpset("block_size", kOp, v, 21);
@@ -446,7 +446,7 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   qlinear_status s = ReadAttrs(attrs_in, qlinear_dequantize_attrs_init, &a);
   if (s != QLINEAR_OK) return s;
   int v = 0;
-  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
   p->version = v;
 
   int64_t x_count = 0, scale_count = 0, zp_count = 0;

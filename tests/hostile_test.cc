@@ -237,5 +237,131 @@ TEST(UndefinedBehaviour, DynamicQuantizeOfAnOddAddress) {
   }
 }
 
+// ---- 4. attribute domains ------------------------------------------------------------------
+
+struct QCall {
+  std::vector<float> x{-1.5f, 0.25f, 3.0f};
+  float s = 0.5f;
+  int64_t n = 3;
+  qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  qlinear_status Run(const qlinear_quantize_attrs& a, std::vector<uint8_t>* y) const {
+    return qlinear_quantize_linear(&tx, &ts, nullptr, &a, y->data(), y->size());
+  }
+};
+
+TEST(AttributeDomains, SaturateIsZeroOrOne) {
+  const QCall c;
+  for (int32_t out : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_INT8}) {
+    for (int opset : {0, 13, 19, 25}) {
+      for (int32_t sat : {2, -1, INT32_MIN, INT32_MAX}) {
+        qlinear_quantize_attrs a = QAttrs();
+        a.opset = opset;
+        if (opset >= 21) a.output_dtype = out;
+        a.saturate = sat;
+        std::vector<uint8_t> y(16, kSentinel);
+        EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT) << sat << " opset " << opset;
+        EXPECT_TRUE(Mentions("saturate: must be 0 or 1")) << qlinear_last_error();
+        EXPECT_TRUE(Untouched(y));
+      }
+    }
+  }
+}
+
+TEST(AttributeDomains, OpsetsNewerThanTheOperatorRunAsVersion25) {
+  const QCall c;
+  std::vector<uint8_t> want(16, 0), got(16, 0);
+  qlinear_quantize_attrs a = QAttrs();
+  a.opset = 25;
+  a.output_dtype = QLINEAR_DTYPE_INT2;  // new in QuantizeLinear-25
+  ASSERT_EQ(c.Run(a, &want), QLINEAR_OK) << qlinear_last_error();
+  for (int opset : {26, 27, 28, QLINEAR_NEWEST_KNOWN_OPSET}) {
+    a.opset = opset;
+    ASSERT_EQ(c.Run(a, &got), QLINEAR_OK) << opset << ": " << qlinear_last_error();
+    EXPECT_EQ(got, want);
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.opset = opset;
+    float out[3];
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, out, sizeof(out)), QLINEAR_OK) << qlinear_last_error();
+  }
+  EXPECT_EQ(QLINEAR_NEWEST_OPSET, 25);
+  EXPECT_EQ(QLINEAR_OLDEST_OPSET, 10);
+  EXPECT_EQ(QLINEAR_NEWEST_KNOWN_OPSET, 28);
+}
+
+TEST(AttributeDomains, OpsetsOutsideTheKnownRange) {
+  const QCall c;
+  for (int32_t opset : {-1, 1, 9, 29, 1000, INT32_MIN, INT32_MAX}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.opset = opset;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT) << opset;
+    EXPECT_TRUE(Mentions("opset:") && Mentions("[10, 28]")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.opset = opset;
+    EXPECT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("opset:") && Mentions("[10, 28]")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+}
+
+// Every other field across its whole range: accepted values are exactly the documented ones.
+TEST(AttributeDomains, OtherFieldsAcrossTheirRange) {
+  const QCall c;
+  const int32_t wide[] = {INT32_MIN, -65536, -17, -1, 2, 3, 5, 6, 9, 11, 17, 24, 27, 99, 65536, INT32_MAX};
+  for (int32_t v : wide) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.precision = v;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_NE(c.Run(a, &y), QLINEAR_OK) << "precision " << v;
+    EXPECT_TRUE(Mentions("precision:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+    a = QAttrs();
+    a.output_dtype = v;
+    const bool output_type = v == QLINEAR_DTYPE_UINT8 || v == QLINEAR_DTYPE_INT8 || v == QLINEAR_DTYPE_INT16 ||
+                             v == QLINEAR_DTYPE_FLOAT8E4M3FN;
+    if (!output_type) {
+      EXPECT_NE(c.Run(a, &y), QLINEAR_OK) << "output_dtype " << v;
+      EXPECT_TRUE(Mentions("output_dtype:")) << qlinear_last_error();
+      EXPECT_TRUE(Untouched(y));
+    }
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.output_dtype = v;
+    EXPECT_NE(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_OK);
+    EXPECT_TRUE(Mentions("output_dtype:")) << qlinear_last_error();
+    da = DQAttrs();
+    da.reserved = v;
+    EXPECT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("reserved")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+  for (int64_t b : {INT64_MIN, int64_t{-1}}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.block_size = b;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("block_size:")) << qlinear_last_error();
+  }
+  // axis is used (and checked) for per-axis and blocked scales only.
+  const float scales[3] = {1.0f, 1.0f, 1.0f};
+  const int64_t three = 3;
+  const qlinear_tensor tsc{QLINEAR_DTYPE_FLOAT, 1, &three, scales};
+  for (int64_t axis : {INT64_MIN, int64_t{-2}, int64_t{1}, INT64_MAX}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.axis = axis;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(qlinear_quantize_linear(&c.tx, &tsc, nullptr, &a, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("axis:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+}
+
 }  // namespace
 }  // namespace qlinear

@@ -102,8 +102,14 @@ typedef enum qlinear_status {
 /* Largest rank accepted (ONNX sets none; this bounds what a bad `rank` can make us read). */
 #define QLINEAR_MAX_RANK 64
 
-/* The newest ai.onnx opset whose Q/DQ semantics this library implements. */
+/* Opsets. QLINEAR_NEWEST_OPSET is the newest QuantizeLinear/DequantizeLinear version this
+ * library implements (25), and what opset 0 means. Newer ai.onnx opsets up to
+ * QLINEAR_NEWEST_KNOWN_OPSET kept both operators at that version and run as it; an opset
+ * outside [QLINEAR_OLDEST_OPSET, QLINEAR_NEWEST_KNOWN_OPSET] (and not 0) is
+ * QLINEAR_INVALID_ARGUMENT. */
 #define QLINEAR_NEWEST_OPSET 25
+#define QLINEAR_OLDEST_OPSET 10
+#define QLINEAR_NEWEST_KNOWN_OPSET 28
 
 /* A read-only tensor view. `shape` holds `rank` dimensions (may be NULL when rank is 0); `data`
  * holds the elements (may be NULL when there are none). Sub-byte types are packed. */
@@ -118,12 +124,14 @@ typedef struct qlinear_tensor {
  * change fields. A NULL attrs pointer means all defaults. */
 typedef struct qlinear_quantize_attrs {
   uint32_t struct_size; /* sizeof(qlinear_quantize_attrs) of the caller's header */
-  int32_t opset;        /* the model's ai.onnx opset (>= 10); the operator version used is the
+  int32_t opset;        /* the model's ai.onnx opset, 10..28; the operator version used is the
                            newest one <= opset. 0 = QLINEAR_NEWEST_OPSET. */
-  int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only */
-  int64_t block_size;   /* default 0 (no blocking); opset >= 21 */
+  int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only (ONNX
+                           ignores it for per-tensor scales, where it is not checked) */
+  int64_t block_size;   /* default 0 (no blocking), else > 0; opset >= 21 */
   int32_t output_dtype; /* default 0 (from the zero point, else uint8); opset >= 21 */
-  int32_t saturate;     /* default 1; float8 outputs only; opset >= 19 */
+  int32_t saturate;     /* default 1; 0 or 1 (other values are rejected, whatever the output
+                           type); it only changes float8 outputs; opset >= 19 */
   int32_t precision;    /* default 0 (= y_scale's type); 1, 10 or 16; opset >= 23 */
 } qlinear_quantize_attrs;
 
