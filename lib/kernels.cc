@@ -195,7 +195,7 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
   };
   if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32);
-  RunPlan(p, y, d.params(), split, driver);
+  RunPlan(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split, driver);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

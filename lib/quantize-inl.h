@@ -431,7 +431,7 @@ HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY
 
 template <class DF>
 HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) {
-  return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
+  return RoundToPrec(df, DivideSignedNaN(df, RoundToPrec(df, x, prec), s), prec);
 }
 
 // One vector by division: codes of x[0, N) with scale vs and zero point vz, stored at out.
