@@ -7,6 +7,7 @@
 
 #include "dtype.h"
 #include "error.h"
+#include "fpenv.h"
 #include "kernels.h"
 #include "parallel.h"
 #include "plan.h"
@@ -20,10 +21,13 @@
 namespace qlinear {
 namespace {
 
-// Runs a call body, mapping any escaping exception to a status (none is expected: the
-// library does not allocate on its validated paths except where noted, and never throws).
+// Runs a call body in the default floating-point environment (fpenv.h: validation rounds and
+// decodes in floating point too), mapping any escaping exception to a status (none is
+// expected: the library does not allocate on its validated paths except where noted, and never
+// throws).
 template <class Body>
 qlinear_status Guarded(Body&& body) {
+  const FpEnvGuard fp_env;
   try {
     const qlinear_status s = body();
     if (s == QLINEAR_OK) ClearError();

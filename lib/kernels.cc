@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fpenv.h"
 #include "params.h"
 #include "reference.h"
 
@@ -165,6 +166,7 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
   } ctx{&p, y, &prm, split->per_task, driver};
   const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
   split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const Context& k = *static_cast<const Context*>(c);
     Plan piece = *k.plan;
     piece.begin = k.plan->begin + t * k.per_task;

@@ -54,6 +54,14 @@
  * dy * (lda / s): dy's NaN, else lda's, else a positive NaN (Inf * 0). (Calls whose scales can
  * make such NaNs -- DequantizeLinear with an Inf or NaN scale or a zero one with float8e5m2 x,
  * backward with lda / s zero, Inf or NaN -- run on the scalar path.)
+ *
+ * Floating-point environment. Results do not depend on the calling thread's floating-point
+ * modes: every call runs with the IEEE defaults (round to nearest even, subnormals kept -- no
+ * FTZ/DAZ, x86 MXCSR bits 15/6; no flush-to-zero or default-NaN mode, ARM FPCR FZ/FZ16/DN --,
+ * exceptions masked) and restores the caller's modes before it returns, on the calling thread
+ * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
+ * modes between tasks). The modes are read on entry and written only when they differ from the
+ * defaults. Exception flags raised by a call stay set.
  */
 #ifndef QLINEAR_QLINEAR_H_
 #define QLINEAR_QLINEAR_H_
