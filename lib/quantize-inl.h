@@ -214,6 +214,7 @@ template <DType kT>
 struct MiniFloatEncoder {
   using Tr = MiniTraits<kT>;
   static constexpr bool kReciprocal = true;
+  static constexpr bool kNaNSign = !Tr::kFnuz;  // NaN codes carry the sign (qlinear.h's NaN rule)
   bool saturate;
   Prec prec;
   bool RelativeMargin() const { return false; }
@@ -429,16 +430,16 @@ HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY
   StoreFourCodes(df, code(t0), code(t1), code(t2), code(t3), out);
 }
 
-template <class DF>
+template <bool kSignedNaN = false, class DF>
 HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) {
-  return RoundToPrec(df, DivideSignedNaN(df, RoundToPrec(df, x, prec), s), prec);
+  return RoundToPrec(df, DivideSignedNaN<kSignedNaN>(df, RoundToPrec(df, x, prec), s), prec);
 }
 
 // One vector by division: codes of x[0, N) with scale vs and zero point vz, stored at out.
 template <class Enc, class DF, class XT, class TOut>
 HWY_INLINE void DivideVector(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> vs,
                              hn::Vec<hn::RebindToSigned<DF>> vz, TOut* HWY_RESTRICT out) {
-  StoreCodes(df, enc.Encode(df, Quotient(df, LoadAsF32(df, x), vs, enc.prec), vz), out);
+  StoreCodes(df, enc.Encode(df, Quotient<ShowsNaNSign<Enc>::value>(df, LoadAsF32(df, x), vs, enc.prec), vz), out);
 }
 
 // The reciprocal path (float32 precision only; params.cc decides): q = x * (1/s), and only when
