@@ -8,6 +8,7 @@
 #include "dtype.h"
 #include "dynamic.h"
 #include "error.h"
+#include "fpenv.h"
 #include "kernels.h"
 #include "parallel.h"
 #include "plan.h"
@@ -21,10 +22,13 @@
 namespace qlinear {
 namespace {
 
-// Runs a call body, mapping any escaping exception to a status (none is expected: the
-// library does not allocate on its validated paths except where noted, and never throws).
+// Runs a call body in the default floating-point environment (fpenv.h: validation rounds and
+// decodes in floating point too), mapping any escaping exception to a status (none is
+// expected: the library does not allocate on its validated paths except where noted, and never
+// throws).
 template <class Body>
 qlinear_status Guarded(Body&& body) {
+  const FpEnvGuard fp_env;
   try {
     const qlinear_status s = body();
     if (s == QLINEAR_OK) ClearError();
@@ -90,8 +94,13 @@ qlinear_status ChooseSplit(int64_t n, const qlinear_parallel_options* o, Split* 
                 static_cast<unsigned long long>(o->struct_size),
                 static_cast<unsigned long long>(sizeof(qlinear_parallel_options)));
   }
-  if (o->max_threads < 0 || o->min_elements_per_task < 0) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "options: max_threads and min_elements_per_task must be >= 0");
+  if (o->max_threads < 0 || o->max_threads > QLINEAR_MAX_THREADS) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "options: max_threads must be in [0, %d], got %d",
+                QLINEAR_MAX_THREADS, static_cast<int>(o->max_threads));
+  }
+  if (o->min_elements_per_task < 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "options: min_elements_per_task must be >= 0, got %lld",
+                static_cast<long long>(o->min_elements_per_task));
   }
   const int64_t min_per = o->min_elements_per_task > 0 ? o->min_elements_per_task : 262144;
   int64_t threads = o->max_threads;
@@ -100,16 +109,18 @@ qlinear_status ChooseSplit(int64_t n, const qlinear_parallel_options* o, Split* 
     split->tasks.context = o->runner_context;
     if (threads == 0) threads = 64;
   } else if (OpenMPBuiltIn()) {
-    if (threads == 0) threads = OpenMPMaxThreads();
-    split->omp_threads = static_cast<int>(threads);
+    if (threads == 0) threads = std::min<int64_t>(OpenMPMaxThreads(), QLINEAR_MAX_THREADS);
     split->tasks.parallel_for = OpenMPParallelFor;
     split->tasks.context = &split->omp_threads;
   } else {
     return QLINEAR_OK;
   }
-  const int64_t tasks = std::min<int64_t>(threads, n / min_per);
+  int64_t tasks = std::min<int64_t>(threads, n / min_per);
   if (tasks < 2) return QLINEAR_OK;
-  split->tasks.per_task = ((n + tasks - 1) / tasks + 63) / 64 * 64;  // 64-element (byte) boundaries
+  // 64-element (byte) boundaries; rounding up the piece may leave fewer tasks than asked for.
+  split->tasks.per_task = (n / tasks + (n % tasks != 0) + 63) / 64 * 64;
+  tasks = n / split->tasks.per_task + (n % split->tasks.per_task != 0);
+  split->omp_threads = static_cast<int>(tasks);  // the team: one thread per task at most
   *parallel = true;
   return QLINEAR_OK;
 }
@@ -291,7 +302,8 @@ qlinear_status qlinear_quantize_linear_backward(
         (s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) {
       return s;
     }
-    const uint64_t needed = StorageBytes(dyt, static_cast<uint64_t>(p.layout.count));
+    uint64_t needed = 0;  // dy's and dx's bytes: their type may be wider than x's
+    if ((s = CheckBytes("dy", dyt, p.layout.count, &needed)) != QLINEAR_OK) return s;
     if (needed > 0 && dx == nullptr) {
       return Fail(QLINEAR_INVALID_ARGUMENT, "dx: output pointer is NULL, %llu bytes needed",
                   static_cast<unsigned long long>(needed));

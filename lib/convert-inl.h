@@ -107,6 +107,28 @@ HWY_INLINE hn::Vec<DF> LoadF16AsF32(DF df, const hwy::float16_t* HWY_RESTRICT p)
   return hn::BitCast(df, hn::Or(hn::BitCast(di, hn::IfThenElse(is_special, special, finite)), sign));
 }
 
+// x / s; with kSignedNaN the NaN rule of qlinear.h: a NaN quotient takes x's sign if x is NaN,
+// else s's if s is NaN, else (0/0, Inf/Inf) is positive (x86's default NaN is negative, ARM's
+// positive). Vectors without a NaN quotient cost one test; only encoders whose codes show a
+// NaN's sign ask for it (ShowsNaNSign).
+template <bool kSignedNaN, class DF, class V = hn::Vec<DF>>
+HWY_INLINE V DivideSignedNaN(DF df, V x, V s) {
+  const V q = hn::Div(x, s);
+  if constexpr (!kSignedNaN) return q;
+  const auto nan = hn::IsNaN(q);
+  if (HWY_LIKELY(hn::AllFalse(df, nan))) return q;
+  const hn::RebindToSigned<DF> di;
+  const V positive = hn::BitCast(df, hn::Set(di, 0x7FC00000));
+  return hn::IfThenElse(nan, hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenElse(hn::IsNaN(s), s, positive)), q);
+}
+
+// Whether Enc's codes show the sign of a NaN quotient: Enc::kNaNSign, false where it has none
+// (integer codes map every NaN to qmin, fnuz types to their one NaN).
+template <class Enc, class = void>
+struct ShowsNaNSign : std::false_type {};
+template <class Enc>
+struct ShowsNaNSign<Enc, std::void_t<decltype(Enc::kNaNSign)>> : std::integral_constant<bool, Enc::kNaNSign> {};
+
 // Loads lanes of x (float32, float16, bfloat16 or int32) as float32. int32 -> float32 rounds
 // to nearest even (cvtdq2ps / scvtf).
 template <class DF, class T>

@@ -26,6 +26,7 @@
 //                                 clearing in ok the lanes to redo by division
 //   kReciprocal                   whether the members below exist
 //   kHasFixedPointForm            whether Reciprocal can return CodeForm::kFixedPoint
+//   kNaNSign (optional)           whether codes show a NaN quotient's sign (ShowsNaNSign)
 #if defined(QLINEAR_LIB_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_ENCODE_INL_H_
 #undef QLINEAR_LIB_ENCODE_INL_H_
@@ -172,6 +173,7 @@ struct MiniFloatEncoder {
   static constexpr bool kReciprocal = true;
   static constexpr bool kHasFixedPointForm = false;  // codes in every CodeForm
   static constexpr bool kHasRelativeMargin = false;
+  static constexpr bool kNaNSign = !Tr::kFnuz;  // NaN codes carry the sign (qlinear.h's NaN rule)
   bool saturate;
   Prec prec;
   Margin margin() const { return Margin::kFixed; }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "error.h"
+#include "fpenv.h"
 #include "params.h"
 #include "reference.h"
 
@@ -267,6 +268,7 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
   } ctx{&p, y, &prm, split->per_task, driver};
   const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
   split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const Context& k = *static_cast<const Context*>(c);
     Plan piece = *k.plan;
     piece.begin = k.plan->begin + t * k.per_task;
@@ -298,7 +300,7 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split)
   if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
                         ParamsFor::kDequantize);
-  RunPlan(p, y, d.params(), split, driver);
+  RunPlan(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split, driver);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

@@ -38,7 +38,8 @@ void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
   }
   const DecodedParams d(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
                         ParamsFor::kDivision);
-  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, d.params(), b);
+  const bool exact = b.dx == nullptr || d.GradientFactorsExact(b.lda);  // else the reference's NaN rule
+  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, exact ? d.params() : QuantParams(), b);
 }
 
 }  // namespace qlinear

@@ -1,5 +1,7 @@
 #include "parallel.h"
 
+#include <algorithm>
+
 #ifdef QLINEAR_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -10,7 +12,8 @@ namespace qlinear {
 bool OpenMPBuiltIn() { return true; }
 int OpenMPMaxThreads() { return omp_get_max_threads(); }
 void OpenMPParallelFor(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context) {
-  const int threads = *static_cast<const int*>(context);
+  // The team: at most one thread per task (a larger one would only park idle threads).
+  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(*static_cast<const int*>(context), count)));
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < count; ++i) task(task_context, i);
 }

@@ -8,7 +8,8 @@ namespace qlinear {
 
 bool OpenMPBuiltIn();
 int OpenMPMaxThreads();  // 1 without OpenMP
-// context: an int, the thread count. Calls task(task_context, i) for i in [0, count).
+// context: an int, the largest team (capped at count). Calls task(task_context, i) for i in
+// [0, count).
 void OpenMPParallelFor(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context);
 
 }  // namespace qlinear

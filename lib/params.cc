@@ -126,6 +126,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
                              ParamsFor use) {
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
+  n_ = n;
   float* s = &scale0_;
   int32_t* z = &zp0_;
   // DequantizeLinear without a zero point reads none (QuantParams::zps null).
@@ -167,6 +168,23 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     }
   }
   prm_.vector = true;
+}
+
+bool DecodedParams::ProductsExact(DType x_type) const {
+  const bool may_be_inf = x_type == DType::kFloat8E5M2;  // the only input with an Inf code
+  for (int64_t k = 0; k < n_; ++k) {
+    const float s = prm_.scales[k];
+    if (!std::isfinite(s) || (may_be_inf && s == 0.0f)) return false;
+  }
+  return true;
+}
+
+bool DecodedParams::GradientFactorsExact(float lda) const {
+  for (int64_t k = 0; k < n_; ++k) {
+    const float g = lda / prm_.scales[k];
+    if (!std::isfinite(g) || g == 0.0f) return false;
+  }
+  return true;
 }
 
 }  // namespace qlinear

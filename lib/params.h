@@ -30,7 +30,16 @@ class DecodedParams {
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }
 
+  // Whether the vector kernels' NaNs follow the NaN rule of qlinear.h by themselves; if not, the
+  // call runs through the scalar reference, which applies it. DequantizeLinear: x * s can only
+  // be NaN by a NaN x (a single NaN operand keeps its sign on every CPU) when every scale is
+  // finite, and nonzero for float8e5m2 x (Inf * 0). Backward: dy * (lda / s) likewise when every
+  // lda / s is finite and nonzero.
+  bool ProductsExact(DType x_type) const;
+  bool GradientFactorsExact(float lda) const;
+
  private:
+  int64_t n_ = 1;  // scales (and zero points) decoded
   float scale0_ = 1.0f;
   int32_t zp0_ = 0;
   float recip0_ = 1.0f;

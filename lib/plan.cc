@@ -37,17 +37,14 @@ bool OneOf(DType t, std::initializer_list<DType> list) {
   return false;
 }
 
-qlinear_status ResolveVersion(const char* op, int32_t opset, int* version) {
+qlinear_status ResolveVersion(int32_t opset, int* version) {
   if (opset == 0) opset = QLINEAR_NEWEST_OPSET;
-  if (opset < 10) {
-    return Fail(QLINEAR_UNSUPPORTED_TYPE, "opset: %s needs opset >= 10, got %d", op,
-                static_cast<int>(opset));
+  if (opset < QLINEAR_OLDEST_OPSET || opset > QLINEAR_NEWEST_KNOWN_OPSET) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "opset: %d is outside the ai.onnx opsets qlinear knows, [%d, %d] (0 = the newest)",
+                static_cast<int>(opset), QLINEAR_OLDEST_OPSET, QLINEAR_NEWEST_KNOWN_OPSET);
   }
-  if (opset > QLINEAR_NEWEST_OPSET) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "opset: %d is newer than the newest supported (%d)",
-                static_cast<int>(opset), QLINEAR_NEWEST_OPSET);
-  }
-  for (int v : kVersions) {
+  for (int v : kVersions) {  // opsets above 25 keep the operators at version 25
     if (v <= opset) *version = v;
   }
   return QLINEAR_OK;
@@ -70,7 +67,7 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
     return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: dtype code %d is not a type qlinear knows", name,
                 static_cast<int>(t.dtype));
   }
-  // Count must fit int64 and its storage size must fit size_t (so byte offsets never overflow).
+  // Count must fit int64 and its storage size kMaxBytes (so byte offsets never overflow).
   const uint64_t max_count = MaxCountFor(info->type) < static_cast<uint64_t>(INT64_MAX)
                                  ? MaxCountFor(info->type)
                                  : static_cast<uint64_t>(INT64_MAX);
@@ -90,10 +87,9 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
                   name, ShapeText(t).text);
     }
   }
-  if (StorageBytes(info->type, n) > static_cast<uint64_t>(SIZE_MAX)) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %llu elements do not fit in memory", name,
-                static_cast<unsigned long long>(n));
-  }
+  uint64_t bytes = 0;
+  const qlinear_status s = CheckBytes(name, info->type, static_cast<int64_t>(n), &bytes);
+  if (s != QLINEAR_OK) return s;
   if (n > 0 && t.data == nullptr) {
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: data is NULL with %llu elements", name,
                 static_cast<unsigned long long>(n));
@@ -154,12 +150,17 @@ qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinea
   int64_t a = 0;
   qlinear_status s = NormalizeAxis(axis, x.rank, &a);
   if (s != QLINEAR_OK) return s;
-  l->outer = 1;
-  l->inner = 1;
-  for (int32_t i = 0; i < x.rank; ++i) {
-    if (i < a) l->outer *= x.shape[i];
-    if (i > a) l->inner *= x.shape[i];
-  }
+  // Products of dimensions that CheckTensor bounded by x_count, except for an empty x, whose
+  // other dimensions may multiply beyond int64 (then nothing uses them: saturate).
+  auto product = [&](int32_t from, int32_t to) -> int64_t {
+    int64_t p = 1;
+    for (int32_t i = from; i < to; ++i) {
+      if (__builtin_mul_overflow(p, x.shape[i], &p)) return INT64_MAX;
+    }
+    return p;
+  };
+  l->outer = product(0, static_cast<int32_t>(a));
+  l->inner = product(static_cast<int32_t>(a) + 1, x.rank);
   l->axis_dim = x.shape[a];
   if (block == 0) {
     l->granularity = Granularity::kPerAxis;
@@ -271,6 +272,25 @@ qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed) {
   return QLINEAR_OK;
 }
 
+qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* bytes) {
+  const uint64_t n = static_cast<uint64_t>(count);
+  const int bits = Info(t).bits;
+  uint64_t b = 0;
+  bool wraps = false;
+  if (bits >= 8) {
+    wraps = __builtin_mul_overflow(n, static_cast<uint64_t>(bits / 8), &b);
+  } else {
+    b = StorageBytes(t, n);  // n < 2^63: rounding up does not wrap
+  }
+  if (wraps || b > kMaxBytes) {
+    return Fail(QLINEAR_INVALID_ARGUMENT,
+                "%s: %llu elements of %s take more than the largest object (%llu bytes)", name,
+                static_cast<unsigned long long>(n), Name(t), static_cast<unsigned long long>(kMaxBytes));
+  }
+  *bytes = b;
+  return QLINEAR_OK;
+}
+
 qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
                             const qlinear_tensor* zp, const qlinear_quantize_attrs* attrs_in,
                             QuantizePlan* p) {
@@ -281,7 +301,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   qlinear_status s = ReadAttrs(attrs_in, qlinear_quantize_attrs_init, &a);
   if (s != QLINEAR_OK) return s;
   int v = 0;
-  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
   p->version = v;
 
   int64_t x_count = 0, scale_count = 0, zp_count = 0;
@@ -312,6 +332,9 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   }
 
   // Attributes that the operator version does not have must keep their defaults.
+  if (a.saturate != 0 && a.saturate != 1) {  // also for outputs it does not apply to
+    return Fail(QLINEAR_INVALID_ARGUMENT, "saturate: must be 0 or 1, got %d", static_cast<int>(a.saturate));
+  }
   if (v < 13 && a.axis != 1) return AttrNeedsOpset("axis", kOp, v, 13);
   if (v < 19 && a.saturate != 1) return AttrNeedsOpset("saturate", kOp, v, 19);
   if (v < 21 && a.block_size != 0) return AttrNeedsOpset("block_size", kOp, v, 21);
@@ -395,7 +418,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
   p->x = x->data;
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
-  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
   p->begin = 0;
   p->end = x_count;
   return QLINEAR_OK;
@@ -411,7 +434,7 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   qlinear_status s = ReadAttrs(attrs_in, qlinear_dequantize_attrs_init, &a);
   if (s != QLINEAR_OK) return s;
   int v = 0;
-  if ((s = ResolveVersion(kOp, a.opset, &v)) != QLINEAR_OK) return s;
+  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
   p->version = v;
 
   int64_t x_count = 0, scale_count = 0, zp_count = 0;
@@ -493,7 +516,8 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   p->x = x->data;
   p->scale = scale->data;
   p->zero_point = zp != nullptr ? zp->data : nullptr;
-  p->y_bytes = StorageBytes(yt, static_cast<uint64_t>(x_count));
+  // The output is wider per element than x (float32 y of int8 x: 4 bytes for 1).
+  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
   p->begin = 0;
   p->end = x_count;
   return QLINEAR_OK;

@@ -3,6 +3,7 @@
 #ifndef QLINEAR_LIB_PLAN_H_
 #define QLINEAR_LIB_PLAN_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cstring>
@@ -217,6 +218,15 @@ qlinear_status ReadAttrs(const Attrs* in, void (*init)(Attrs*), Attrs* out) {
   out->struct_size = sizeof(Attrs);
   return QLINEAR_OK;
 }
+
+// The largest byte count of any tensor or buffer of a call: PTRDIFF_MAX, so that it fits size_t
+// and ptrdiff_t (no object is larger, and byte offsets are signed) and element counts and
+// offsets derived from it never overflow int64_t.
+constexpr uint64_t kMaxBytes = static_cast<uint64_t>(PTRDIFF_MAX);
+
+// *bytes = the storage of `count` (>= 0) elements of t; a failure naming `name` when it exceeds
+// kMaxBytes (a buffer wider per element than the tensor it mirrors, e.g. float32 y of int8 x).
+qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* bytes);
 
 }  // namespace qlinear
 

@@ -81,9 +81,10 @@ HWY_INLINE void StoreFour(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT 
   }
 }
 
-template <class DF>
+// x / s in the precision prec; kSignedNaN: with the NaN rule (DivideSignedNaN).
+template <bool kSignedNaN = false, class DF>
 HWY_INLINE hn::Vec<DF> Quotient(DF df, hn::Vec<DF> x, hn::Vec<DF> s, Prec prec) {
-  return RoundToPrec(df, hn::Div(RoundToPrec(df, x, prec), s), prec);
+  return RoundToPrec(df, DivideSignedNaN<kSignedNaN>(df, RoundToPrec(df, x, prec), s), prec);
 }
 
 // The codes of x[0, N) with scale (kDivide) or reciprocal (kExactProduct) sr and zero point vz.
@@ -91,7 +92,8 @@ template <Quotients kQ, class Enc, class DF, class XT>
 HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> VectorCodes(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> sr,
                                                        hn::Vec<hn::RebindToSigned<DF>> vz) {
   const auto vx = LoadAsF32(df, x);
-  const auto q = kQ == Quotients::kDivide ? Quotient(df, vx, sr, enc.prec)
+  // (a product makes a NaN only from a NaN x, 1/s being finite: its sign is x's already)
+  const auto q = kQ == Quotients::kDivide ? Quotient<ShowsNaNSign<Enc>::value>(df, vx, sr, enc.prec)
                                           : RoundToPrec(df, hn::Mul(RoundToPrec(df, vx, enc.prec), sr), enc.prec);
   return enc.Encode(df, q, vz);
 }
@@ -563,8 +565,10 @@ inline void RangeOf(const float* HWY_RESTRICT x, int64_t n, float* lo, float* hi
   }
   float l = hn::GetLane(hn::MinOfLanes(df, vmin)), h = hn::GetLane(hn::MaxOfLanes(df, vmax));
   for (; i < n; ++i) {
-    if (x[i] < l) l = x[i];
-    if (x[i] > h) h = x[i];
+    float v;
+    std::memcpy(&v, x + i, sizeof(v));  // x need not be aligned
+    if (v < l) l = v;
+    if (v > h) h = v;
   }
   *lo = l;
   *hi = h;

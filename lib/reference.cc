@@ -48,6 +48,15 @@ void EmitCodes(DType t, void* y, int64_t begin, int64_t end, int64_t count, Code
   }
 }
 
+// The NaN rule of qlinear.h for a / b or a * b that came out NaN: a's NaN (quieted) if a is one,
+// else b's, else a positive quiet NaN -- never the CPU's default NaN, whose sign differs
+// between x86 and ARM.
+float NaNOf(float a, float b) {
+  if (std::isnan(a)) return FloatOf(BitsOf(a) | 0x00400000u);
+  if (std::isnan(b)) return FloatOf(BitsOf(b) | 0x00400000u);
+  return FloatOf(0x7FC00000u);
+}
+
 }  // namespace
 
 double LoadReal(DType t, const void* data, int64_t i) {
@@ -96,10 +105,14 @@ double RoundToPrecision(Prec p, double v) {
 // Narrow precisions compute in float32 and round once: float32 has >= 2p+2 bits for float16
 // (p = 11) and bfloat16 (p = 8), so the double rounding is innocuous for + and /.
 double DivideInPrecision(Prec p, double x, double s) {
-  if (p == Prec::kF64) return x / s;
+  if (p == Prec::kF64) {
+    const double q = x / s;  // int32 operands: only 0/0 is NaN
+    return std::isnan(q) ? std::copysign(NAN, std::isnan(x) ? x : std::isnan(s) ? s : 1.0) : q;
+  }
   const float xf = static_cast<float>(RoundToPrecision(p, x));
   const float sf = static_cast<float>(RoundToPrecision(p, s));
-  return RoundToPrecision(p, xf / sf);
+  const float q = xf / sf;
+  return RoundToPrecision(p, std::isnan(q) ? NaNOf(xf, sf) : q);
 }
 
 double AddInPrecision(Prec p, double a, double b) {
@@ -162,7 +175,10 @@ void BackwardReference(const QuantizePlan& p, const BackwardArgs& b, int64_t beg
     if (b.dx == nullptr) continue;
     const float s = static_cast<float>(RoundToPrecision(p.prec, LoadReal(p.scale_type, p.scale, ScaleIndex(p.layout, i))));
     const float dy = static_cast<float>(LoadReal(b.dy_type, b.dy, i));
-    const float dx = clamped ? 0.0f : dy * (b.lda / s);
+    float g = b.lda / s, dx = 0.0f;
+    if (std::isnan(g)) g = NaNOf(b.lda, s);
+    if (!clamped) dx = dy * g;
+    if (std::isnan(dx)) dx = NaNOf(dy, g);
     char* out = static_cast<char*>(b.dx);
     if (b.dy_type == DType::kFloat32) {
       std::memcpy(out + 4 * i, &dx, 4);
@@ -190,7 +206,9 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
     } else {
       d = DecodeMiniFloat(p.x_type, static_cast<uint8_t>(LoadCode(p.x_type, p.x, i - p.begin)));
     }
-    const float v = d * static_cast<float>(LoadReal(p.scale_type, p.scale, k));
+    const float s = static_cast<float>(LoadReal(p.scale_type, p.scale, k));
+    float v = d * s;
+    if (std::isnan(v)) v = NaNOf(d, s);
     char* out = static_cast<char*>(y);
     if (p.y_type == DType::kFloat32) {
       std::memcpy(out + 4 * (i - p.begin), &v, 4);
@@ -204,8 +222,9 @@ void DequantizeReference(const DequantizePlan& p, void* y, int64_t begin, int64_
 void DynamicScaleReference(const float* x, int64_t n, float* scale, uint8_t* zero_point) {
   float hi = 0.0f, lo = 0.0f;  // the range always includes 0; NaN compares false: ignored
   for (int64_t i = 0; i < n; ++i) {
-    if (x[i] > hi) hi = x[i];
-    if (x[i] < lo) lo = x[i];
+    const float v = LoadAs<float>(x, i);  // x need not be aligned
+    if (v > hi) hi = v;
+    if (v < lo) lo = v;
   }
   DynamicParamsFromRange(lo, hi, scale, zero_point);
 }

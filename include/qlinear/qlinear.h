@@ -6,13 +6,20 @@
  * <stdint.h>.
  *
  * Conventions shared by every function below:
- * - Sizes are in elements unless the name says bytes. All indexing is 64-bit.
+ * - Sizes are in elements unless the name says bytes. All indexing is 64-bit. Every byte count
+ *   of a call -- each input tensor, the output (also of the whole tensor for range calls), dy
+ *   and dx, the clamp mask -- must fit ptrdiff_t (PTRDIFF_MAX: the largest object); a shape
+ *   whose element count fits but whose bytes would not in some input or output type is
+ *   QLINEAR_INVALID_ARGUMENT naming that argument (e.g. float32 y of an int8 x of 2^62 elements).
  * - Tensors are dense, row-major, host-endian (little-endian on every supported CPU, as ONNX
  *   raw_data). Sub-byte types (uint4/int4/float4e2m1, uint2/int2) are packed over the whole
  *   flattened tensor, element 0 in the low bits; the padding bits of the last byte are written
  *   as zero.
- * - No alignment is required for any pointer. Inputs are never read beyond their element count,
- *   outputs never written beyond the bytes the result occupies (which must fit in `y_bytes`).
+ * - No alignment is required for any data pointer (tensor data, outputs, masks): they are read
+ *   and written bytewise or with unaligned loads. (Typed pointers -- shapes, float* and
+ *   uint8_t* results -- are aligned for their type, as C requires of any pointer.) Inputs are
+ *   never read beyond their element count, outputs never written beyond the bytes the result
+ *   occupies (which must fit in `y_bytes`).
  * - Inputs and the output must not overlap.
  * - Every call validates all of its arguments before writing a single output byte. A rejected
  *   call returns a non-zero status, leaves the output untouched, and sets a message for the
@@ -37,6 +44,25 @@
  *   (+-Inf -> +-6); +NaN -> 0x8 and -NaN -> 0x0 (as the ONNX reference implementation).
  * - DequantizeLinear: y = float32(x - zero_point) * float32(scale), one float32 multiply, rounded
  *   once (RNE) to float16/bfloat16 outputs. int32, float8 and float4 inputs need a zero zero point.
+ *
+ * NaN results. A NaN quotient x / y_scale takes x's sign if x is NaN, else the scale's if the
+ * scale is NaN; a NaN made by the division itself (0/0, +-Inf/+-Inf) is positive. (CPUs differ:
+ * x86's default NaN is negative, ARM's positive; these bytes are the same on every CPU and
+ * target.) So x = 0 with a zero scale gives float8e4m3fn 0x7F, float8e5m2 0x7E, float4e2m1 0x8.
+ * The same for DequantizeLinear's product: the decoded x's NaN, else the scale's (its payload
+ * kept, quieted), else a positive NaN (0 * Inf, from an Inf scale or a float8e5m2 Inf times a
+ * zero scale): float32 0x7FC00000, float16 0x7E00, bfloat16 0x7FC0. And for the backward pass's
+ * dy * (lda / s): dy's NaN, else lda's, else a positive NaN (Inf * 0). (Calls whose scales can
+ * make such NaNs -- DequantizeLinear with an Inf or NaN scale or a zero one with float8e5m2 x,
+ * backward with lda / s zero, Inf or NaN -- run on the scalar path.)
+ *
+ * Floating-point environment. Results do not depend on the calling thread's floating-point
+ * modes: every call runs with the IEEE defaults (round to nearest even, subnormals kept -- no
+ * FTZ/DAZ, x86 MXCSR bits 15/6; no flush-to-zero or default-NaN mode, ARM FPCR FZ/FZ16/DN --,
+ * exceptions masked) and restores the caller's modes before it returns, on the calling thread
+ * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
+ * modes between tasks). The modes are read on entry and written only when they differ from the
+ * defaults. Exception flags raised by a call stay set.
  */
 #ifndef QLINEAR_QLINEAR_H_
 #define QLINEAR_QLINEAR_H_
@@ -102,8 +128,14 @@ typedef enum qlinear_status {
 /* Largest rank accepted (ONNX sets none; this bounds what a bad `rank` can make us read). */
 #define QLINEAR_MAX_RANK 64
 
-/* The newest ai.onnx opset whose Q/DQ semantics this library implements. */
+/* Opsets. QLINEAR_NEWEST_OPSET is the newest QuantizeLinear/DequantizeLinear version this
+ * library implements (25), and what opset 0 means. Newer ai.onnx opsets up to
+ * QLINEAR_NEWEST_KNOWN_OPSET kept both operators at that version and run as it; an opset
+ * outside [QLINEAR_OLDEST_OPSET, QLINEAR_NEWEST_KNOWN_OPSET] (and not 0) is
+ * QLINEAR_INVALID_ARGUMENT. */
 #define QLINEAR_NEWEST_OPSET 25
+#define QLINEAR_OLDEST_OPSET 10
+#define QLINEAR_NEWEST_KNOWN_OPSET 28
 
 /* A read-only tensor view. `shape` holds `rank` dimensions (may be NULL when rank is 0); `data`
  * holds the elements (may be NULL when there are none). Sub-byte types are packed. */
@@ -118,12 +150,14 @@ typedef struct qlinear_tensor {
  * change fields. A NULL attrs pointer means all defaults. */
 typedef struct qlinear_quantize_attrs {
   uint32_t struct_size; /* sizeof(qlinear_quantize_attrs) of the caller's header */
-  int32_t opset;        /* the model's ai.onnx opset (>= 10); the operator version used is the
+  int32_t opset;        /* the model's ai.onnx opset, 10..28; the operator version used is the
                            newest one <= opset. 0 = QLINEAR_NEWEST_OPSET. */
-  int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only */
-  int64_t block_size;   /* default 0 (no blocking); opset >= 21 */
+  int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only (ONNX
+                           ignores it for per-tensor scales, where it is not checked) */
+  int64_t block_size;   /* default 0 (no blocking), else > 0; opset >= 21 */
   int32_t output_dtype; /* default 0 (from the zero point, else uint8); opset >= 21 */
-  int32_t saturate;     /* default 1; float8 outputs only; opset >= 19 */
+  int32_t saturate;     /* default 1; 0 or 1 (other values are rejected, whatever the output
+                           type); it only changes float8 outputs; opset >= 19 */
   int32_t precision;    /* default 0 (= y_scale's type); 1, 10 or 16; opset >= 23 */
 } qlinear_quantize_attrs;
 
@@ -207,11 +241,16 @@ typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count
 
 typedef struct qlinear_parallel_options {
   size_t struct_size;           /* sizeof(qlinear_parallel_options); set by _init */
-  int32_t max_threads;          /* tasks to split into at most; 0: OpenMP's thread count, or 64 */
+  int32_t max_threads;          /* tasks to split into at most, 0..QLINEAR_MAX_THREADS; 0: OpenMP's
+                                   thread count, or 64. OpenMP's team is never larger than
+                                   the number of tasks. */
   int64_t min_elements_per_task; /* 0: 262144; smaller tensors run on the calling thread */
   qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled) */
   void* runner_context;         /* passed to parallel_for */
 } qlinear_parallel_options;
+
+/* Largest max_threads accepted (more is QLINEAR_INVALID_ARGUMENT). */
+#define QLINEAR_MAX_THREADS 65536
 
 QLINEAR_API void qlinear_parallel_options_init(qlinear_parallel_options* options);
 /* 1 if the library was built with OpenMP (CMake option QLINEAR_OPENMP), else 0. */

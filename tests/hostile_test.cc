@@ -1,0 +1,367 @@
+// Hostile callers: byte sizes that overflow, thread counts that would exhaust the process,
+// unaligned caller memory (UndefinedBehaviorSanitizer in the asan preset) and attribute values
+// outside their domain. Every rejected call names the argument and leaves the output untouched.
+#include <gtest/gtest.h>
+#include <dirent.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "qlinear/qlinear.h"
+
+namespace qlinear {
+namespace {
+
+constexpr uint8_t kSentinel = 0x5A;
+constexpr int64_t k2Pow62 = int64_t{1} << 62;
+
+bool Mentions(const std::string& part) { return std::string(qlinear_last_error()).find(part) != std::string::npos; }
+
+bool Untouched(const std::vector<uint8_t>& y) {
+  for (uint8_t b : y) {
+    if (b != kSentinel) return false;
+  }
+  return true;
+}
+
+qlinear_dequantize_attrs DQAttrs() {
+  qlinear_dequantize_attrs a;
+  qlinear_dequantize_attrs_init(&a);
+  return a;
+}
+qlinear_quantize_attrs QAttrs() {
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  return a;
+}
+
+// ---- 1. byte sizes -------------------------------------------------------------------------
+
+// int8 x of 2^62 elements fits (2^62 bytes); its float32 output would need 2^64 bytes, which
+// wrapped to 0 and let the call write past a 64-byte y.
+TEST(ByteOverflow, DequantizeOutputWiderThanInput) {
+  const int64_t n = k2Pow62;
+  std::vector<int8_t> x(64, 1);
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_INT8, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  const qlinear_dequantize_attrs a = DQAttrs();
+  int32_t dtype = -7;
+  size_t bytes = 12345;
+  ASSERT_EQ(qlinear_dequantize_output_info(&tx, &ts, nullptr, &a, &dtype, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  EXPECT_EQ(bytes, 12345u);
+  std::vector<uint8_t> y(64, kSentinel);
+  EXPECT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, &a, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  EXPECT_TRUE(Untouched(y));
+  // The same tensor through the range entry point (the whole tensor's output does not fit, so
+  // no slice of it is accepted either) and the parallel one.
+  EXPECT_EQ(qlinear_dequantize_linear_range(&tx, &ts, nullptr, &a, 0, 16, y.data(), y.size()),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  EXPECT_EQ(qlinear_dequantize_linear_parallel(&tx, &ts, nullptr, &a, y.data(), y.size(), &o),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Untouched(y));
+  // Packed inputs: int4 x of 2^63 - 1 elements is 2^62 bytes, its float16 output 2^64 - 2 bytes
+  // (fits size_t, not ptrdiff_t).
+  const int64_t n4 = INT64_MAX;
+  const qlinear_tensor t4{QLINEAR_DTYPE_INT4, 1, &n4, x.data()};
+  qlinear_dequantize_attrs a16 = DQAttrs();
+  a16.output_dtype = QLINEAR_DTYPE_FLOAT16;
+  EXPECT_EQ(qlinear_dequantize_output_info(&t4, &ts, nullptr, &a16, &dtype, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y:")) << qlinear_last_error();
+}
+
+// Inputs: a float32 x of 2^61 elements is 2^63 bytes, beyond the largest object (PTRDIFF_MAX).
+TEST(ByteOverflow, InputBeyondTheLargestObject) {
+  const int64_t n = int64_t{1} << 61;
+  std::vector<float> x(16, 1.0f);
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  const qlinear_quantize_attrs a = QAttrs();
+  size_t bytes = 12345;
+  EXPECT_EQ(qlinear_quantize_output_info(&tx, &ts, nullptr, &a, nullptr, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("x:")) << qlinear_last_error();
+  EXPECT_EQ(bytes, 12345u);
+}
+
+// The backward pass: dy and dx take dy's type, which may be wider than x's.
+TEST(ByteOverflow, BackwardGradientWiderThanInput) {
+  std::vector<uint16_t> x(64, 0);
+  std::vector<float> dy(64, 1.0f);
+  const uint16_t s16 = 0x3C00;  // float16 1.0
+  const qlinear_tensor ts16{QLINEAR_DTYPE_FLOAT16, 0, nullptr, &s16};
+  const qlinear_quantize_attrs a = QAttrs();
+  for (int64_t n : {int64_t{1} << 61, k2Pow62}) {
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT16, 1, &n, x.data()};
+    const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
+    std::vector<uint8_t> dx(256, kSentinel);
+    ASSERT_EQ(qlinear_quantize_linear_backward(&tx, &ts16, nullptr, &a, &tdy, 1.0f, nullptr, 0, dx.data(), dx.size()),
+              QLINEAR_INVALID_ARGUMENT)
+        << "n " << n;
+    EXPECT_TRUE(Mentions("dy") || Mentions("x:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(dx));
+  }
+}
+
+// ---- 2. threads ----------------------------------------------------------------------------
+
+int ThreadsOfThisProcess() {
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+// A float32 -> uint8 parallel call of 4096 elements.
+struct ParallelCall {
+  std::vector<float> x = std::vector<float>(4096, 1.0f);
+  float s = 1.0f;
+  int64_t n = 4096;
+  std::vector<uint8_t> y = std::vector<uint8_t>(4096, kSentinel);
+  qlinear_status Run(const qlinear_parallel_options& o) {
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+    const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+    return qlinear_quantize_linear_parallel(&tx, &ts, nullptr, nullptr, y.data(), y.size(), &o);
+  }
+};
+
+TEST(Threads, MaxThreadsAboveTheLimitIsRejected) {
+  ParallelCall c;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  for (int32_t bad : {65537, INT32_MAX, -1, INT32_MIN}) {
+    o.max_threads = bad;
+    EXPECT_EQ(c.Run(o), QLINEAR_INVALID_ARGUMENT) << bad;
+    EXPECT_TRUE(Mentions("max_threads")) << qlinear_last_error();
+    EXPECT_TRUE(Mentions("65536")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(c.y));
+  }
+  o.max_threads = QLINEAR_MAX_THREADS;
+  EXPECT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
+}
+
+// 4096 elements in tasks of at least 1024: four tasks, so OpenMP may start at most three more
+// threads, not max_threads = 512 (its team stays alive in the process after the call).
+TEST(Threads, OpenMPTeamNeverExceedsTheTaskCount) {
+  if (!qlinear_openmp_enabled()) GTEST_SKIP() << "built without OpenMP";
+  const int before = ThreadsOfThisProcess();
+  if (before < 0) GTEST_SKIP() << "no /proc/self/task";
+  ParallelCall c;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 512;
+  o.min_elements_per_task = 1024;
+  ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_LE(ThreadsOfThisProcess(), before + 3);
+}
+
+// ---- 3. undefined behaviour (the asan preset runs these under UBSan) -------------------------
+
+// An empty x whose other dimensions multiply beyond int64: the layout's products overflowed.
+TEST(UndefinedBehaviour, EmptyTensorWithHugeDimensions) {
+  const int64_t xs[3] = {k2Pow62, 4, 0}, ss[1] = {0};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 3, xs, nullptr};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, ss, nullptr};
+  qlinear_quantize_attrs a = QAttrs();
+  a.axis = 2;
+  EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, &a, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+  const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 3, xs, nullptr};
+  qlinear_dequantize_attrs da = DQAttrs();
+  da.axis = 2;
+  EXPECT_EQ(qlinear_dequantize_linear(&tq, &ts, nullptr, &da, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+}
+
+// 16- and 32-bit zero points (and x) at odd addresses: no pointer needs alignment.
+TEST(UndefinedBehaviour, ZeroPointsAtOddAddresses) {
+  alignas(8) uint8_t zp_mem[64] = {};
+  uint8_t* odd = zp_mem + 1;
+  const int64_t n = 5, three = 3;
+  alignas(4) float xs[5] = {-2.0f, -1.0f, 0.0f, 1.0f, 300.0f};
+  const float s = 1.0f;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, xs};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  for (int32_t t : {QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_UINT16}) {
+    const int16_t z = 7;
+    std::memcpy(odd, &z, 2);
+    const qlinear_tensor tz{t, 0, nullptr, odd};
+    std::vector<uint8_t> y(10, 0);
+    ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, nullptr, y.data(), y.size()), QLINEAR_OK) << qlinear_last_error();
+    int16_t first;
+    std::memcpy(&first, y.data(), 2);
+    EXPECT_EQ(first, 5);  // -2 + 7
+    // Per-axis zero points (three of them, odd address) for DequantizeLinear of x at an odd address.
+    const int64_t shape[2] = {2, 3};
+    alignas(8) uint8_t xq[16] = {};
+    const qlinear_tensor tq{t, 2, shape, xq + 1};
+    const float scales[3] = {1.0f, 2.0f, 4.0f};
+    const qlinear_tensor tsc{QLINEAR_DTYPE_FLOAT, 1, &three, scales};
+    const qlinear_tensor tz3{t, 1, &three, odd};
+    qlinear_dequantize_attrs da = DQAttrs();
+    std::vector<float> out(6);
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &tsc, &tz3, &da, out.data(), 24), QLINEAR_OK) << qlinear_last_error();
+    EXPECT_EQ(out[0], -7.0f);
+  }
+  const int32_t zero = 0;
+  std::memcpy(odd, &zero, 4);
+  const qlinear_tensor tz32{QLINEAR_DTYPE_INT32, 0, nullptr, odd};
+  const qlinear_tensor tq32{QLINEAR_DTYPE_INT32, 1, &n, zp_mem + 9};
+  std::vector<float> out(5);
+  ASSERT_EQ(qlinear_dequantize_linear(&tq32, &ts, &tz32, nullptr, out.data(), 20), QLINEAR_OK) << qlinear_last_error();
+}
+
+// DynamicQuantizeLinear's range pass read its tail through a float pointer.
+TEST(UndefinedBehaviour, DynamicQuantizeOfAnOddAddress) {
+  alignas(8) uint8_t mem[4 * 67 + 8] = {};
+  std::vector<uint8_t> y(67);
+  for (int64_t len : {1, 3, 67}) {
+    for (int64_t i = 0; i < len; ++i) {
+      const float v = static_cast<float>(i) - 10.0f;
+      std::memcpy(mem + 1 + 4 * i, &v, 4);
+    }
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &len, mem + 1};
+    float scale = 0;
+    uint8_t zp = 0;
+    ASSERT_EQ(qlinear_dynamic_quantize_linear(&tx, y.data(), static_cast<size_t>(len), &scale, &zp), QLINEAR_OK);
+    const float hi = std::max(0.0f, static_cast<float>(len - 1) - 10.0f);
+    EXPECT_EQ(scale, (hi + 10.0f) / 255.0f) << len;
+  }
+}
+
+// ---- 4. attribute domains ------------------------------------------------------------------
+
+struct QCall {
+  std::vector<float> x{-1.5f, 0.25f, 3.0f};
+  float s = 0.5f;
+  int64_t n = 3;
+  qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  qlinear_status Run(const qlinear_quantize_attrs& a, std::vector<uint8_t>* y) const {
+    return qlinear_quantize_linear(&tx, &ts, nullptr, &a, y->data(), y->size());
+  }
+};
+
+TEST(AttributeDomains, SaturateIsZeroOrOne) {
+  const QCall c;
+  for (int32_t out : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_INT8}) {
+    for (int opset : {0, 13, 19, 25}) {
+      for (int32_t sat : {2, -1, INT32_MIN, INT32_MAX}) {
+        qlinear_quantize_attrs a = QAttrs();
+        a.opset = opset;
+        if (opset >= 21) a.output_dtype = out;
+        a.saturate = sat;
+        std::vector<uint8_t> y(16, kSentinel);
+        EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT) << sat << " opset " << opset;
+        EXPECT_TRUE(Mentions("saturate: must be 0 or 1")) << qlinear_last_error();
+        EXPECT_TRUE(Untouched(y));
+      }
+    }
+  }
+}
+
+TEST(AttributeDomains, OpsetsNewerThanTheOperatorRunAsVersion25) {
+  const QCall c;
+  std::vector<uint8_t> want(16, 0), got(16, 0);
+  qlinear_quantize_attrs a = QAttrs();
+  a.opset = 25;
+  a.output_dtype = QLINEAR_DTYPE_INT2;  // new in QuantizeLinear-25
+  ASSERT_EQ(c.Run(a, &want), QLINEAR_OK) << qlinear_last_error();
+  for (int opset : {26, 27, 28, QLINEAR_NEWEST_KNOWN_OPSET}) {
+    a.opset = opset;
+    ASSERT_EQ(c.Run(a, &got), QLINEAR_OK) << opset << ": " << qlinear_last_error();
+    EXPECT_EQ(got, want);
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.opset = opset;
+    float out[3];
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, out, sizeof(out)), QLINEAR_OK) << qlinear_last_error();
+  }
+  EXPECT_EQ(QLINEAR_NEWEST_OPSET, 25);
+  EXPECT_EQ(QLINEAR_OLDEST_OPSET, 10);
+  EXPECT_EQ(QLINEAR_NEWEST_KNOWN_OPSET, 28);
+}
+
+TEST(AttributeDomains, OpsetsOutsideTheKnownRange) {
+  const QCall c;
+  for (int32_t opset : {-1, 1, 9, 29, 1000, INT32_MIN, INT32_MAX}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.opset = opset;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT) << opset;
+    EXPECT_TRUE(Mentions("opset:") && Mentions("[10, 28]")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.opset = opset;
+    EXPECT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("opset:") && Mentions("[10, 28]")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+}
+
+// Every other field across its whole range: accepted values are exactly the documented ones.
+TEST(AttributeDomains, OtherFieldsAcrossTheirRange) {
+  const QCall c;
+  const int32_t wide[] = {INT32_MIN, -65536, -17, -1, 2, 3, 5, 6, 9, 11, 17, 24, 27, 99, 65536, INT32_MAX};
+  for (int32_t v : wide) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.precision = v;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_NE(c.Run(a, &y), QLINEAR_OK) << "precision " << v;
+    EXPECT_TRUE(Mentions("precision:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+    a = QAttrs();
+    a.output_dtype = v;
+    const bool output_type = v == QLINEAR_DTYPE_UINT8 || v == QLINEAR_DTYPE_INT8 || v == QLINEAR_DTYPE_INT16 ||
+                             v == QLINEAR_DTYPE_FLOAT8E4M3FN;
+    if (!output_type) {
+      EXPECT_NE(c.Run(a, &y), QLINEAR_OK) << "output_dtype " << v;
+      EXPECT_TRUE(Mentions("output_dtype:")) << qlinear_last_error();
+      EXPECT_TRUE(Untouched(y));
+    }
+    const int8_t codes[3] = {-3, 0, 6};
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 1, &c.n, codes};
+    qlinear_dequantize_attrs da = DQAttrs();
+    da.output_dtype = v;
+    EXPECT_NE(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_OK);
+    EXPECT_TRUE(Mentions("output_dtype:")) << qlinear_last_error();
+    da = DQAttrs();
+    da.reserved = v;
+    EXPECT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, &da, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("reserved")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+  for (int64_t b : {INT64_MIN, int64_t{-1}}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.block_size = b;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(c.Run(a, &y), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("block_size:")) << qlinear_last_error();
+  }
+  // axis is used (and checked) for per-axis and blocked scales only.
+  const float scales[3] = {1.0f, 1.0f, 1.0f};
+  const int64_t three = 3;
+  const qlinear_tensor tsc{QLINEAR_DTYPE_FLOAT, 1, &three, scales};
+  for (int64_t axis : {INT64_MIN, int64_t{-2}, int64_t{1}, INT64_MAX}) {
+    qlinear_quantize_attrs a = QAttrs();
+    a.axis = axis;
+    std::vector<uint8_t> y(16, kSentinel);
+    EXPECT_EQ(qlinear_quantize_linear(&c.tx, &tsc, nullptr, &a, y.data(), y.size()), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("axis:")) << qlinear_last_error();
+    EXPECT_TRUE(Untouched(y));
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
