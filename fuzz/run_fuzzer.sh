@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Runs one fuzzer for a bounded time on a corpus seeded from the ONNX node tests.
-# Usage: run_fuzzer.sh FUZZER SECONDS WORK_DIR QLINEAR_CLI NODE_TEST_DIR
-# For hours: run_fuzzer.sh build/fuzz/fuzz/api_fuzzer 14400 /tmp/api build/fuzz/tools/qlinear ../shared/onnx-node-tests
+# Runs one fuzzer for a bounded time on a corpus seeded from the ONNX node tests and, when given,
+# a kept corpus (read only: new inputs go to WORK_DIR/corpus).
+# Usage: run_fuzzer.sh FUZZER SECONDS WORK_DIR QLINEAR_CLI NODE_TEST_DIR [KEPT_CORPUS_DIR]
+# For hours: run_fuzzer.sh build/fuzz/fuzz/api_fuzzer 14400 /tmp/api build/fuzz/tools/qlinear ../shared/onnx-node-tests fuzz/corpus/api
 set -euo pipefail
-fuzzer=$1 seconds=$2 work=$3 cli=$4 nodes=$5
+fuzzer=$1 seconds=$2 work=$3 cli=$4 nodes=$5 kept=${6:-}
 mkdir -p "$work/corpus" "$work/seeds"
 if [[ -d $nodes ]]; then "$cli" fuzz-seed "$nodes" "$work/seeds"; fi
+dirs=("$work/corpus" "$work/seeds")
+if [[ -n $kept && -d $kept ]]; then dirs+=("$kept"); fi
 # The whole log is kept; on a failure its report (from the first ERROR line) is printed, else the
 # final statistics.
 rc=0
 "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -print_final_stats=1 \
-  -artifact_prefix="$work/" "$work/corpus" "$work/seeds" > "$work/fuzz.log" 2>&1 || rc=$?
+  -artifact_prefix="$work/" "${dirs[@]}" > "$work/fuzz.log" 2>&1 || rc=$?
 if ((rc)); then
   sed -n '/ERROR\|runtime error\|check failed/,$p' "$work/fuzz.log" | head -n 80
 else
