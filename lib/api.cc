@@ -142,36 +142,52 @@ DType PackedType(const DequantizePlan& p) { return p.x_type; }
 void Execute(const QuantizePlan& p, void* y, const TaskSplit* split) { ExecuteQuantize(p, y, split); }
 void Execute(const DequantizePlan& p, void* y, const TaskSplit* split) { ExecuteDequantize(p, y, split); }
 
+// The shape of a QuantizeLinear / DequantizeLinear call: the whole tensor, elements
+// [first, first + count) (range calls), or the whole tensor split into tasks (options).
+struct Extent {
+  bool range = false;
+  int64_t first = 0, count = 0;
+  const qlinear_parallel_options* options = nullptr;
+};
+
+// Every QuantizeLinear / DequantizeLinear entry point but the masked and backward ones: plan,
+// check the range and the output, split, check the settings, execute.
 template <class Plan, class Attrs>
-qlinear_status RangeCall(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
-                         const Attrs* attrs, int64_t first, int64_t count, void* y, size_t y_bytes) {
+qlinear_status Call(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                    const Attrs* attrs, void* y, size_t y_bytes, const Extent& extent) {
   return Guarded([&] {
     Plan p;
     qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
     if (s != QLINEAR_OK) return s;
-    if ((s = CheckRange(first, count, p.layout.count, PackedType(p))) != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, StorageBytes(p.y_type, static_cast<uint64_t>(count)))) != QLINEAR_OK) return s;
+    uint64_t needed = p.y_bytes;
+    if (extent.range) {
+      if ((s = CheckRange(extent.first, extent.count, p.layout.count, PackedType(p))) != QLINEAR_OK) return s;
+      needed = StorageBytes(p.y_type, static_cast<uint64_t>(extent.count));
+    }
+    if ((s = CheckOutput(y, y_bytes, needed)) != QLINEAR_OK) return s;
+    Split split;
+    bool parallel = false;
+    if ((s = ChooseSplit(p.layout.count, extent.options, &split, &parallel)) != QLINEAR_OK) return s;
     if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
-    p.begin = first;
-    p.end = first + count;
-    Execute(p, y, nullptr);
+    if (extent.range) {
+      p.begin = extent.first;
+      p.end = extent.first + extent.count;
+    }
+    Execute(p, y, parallel ? &split.tasks : nullptr);
     return QLINEAR_OK;
   });
 }
 
+// The *_output_info entry points: the plan's output type and bytes.
 template <class Plan, class Attrs>
-qlinear_status ParallelCall(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
-                            const Attrs* attrs, void* y, size_t y_bytes, const qlinear_parallel_options* options) {
+qlinear_status OutputInfo(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                          const Attrs* attrs, int32_t* y_dtype, size_t* y_bytes) {
   return Guarded([&] {
     Plan p;
-    qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
+    const qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
     if (s != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
-    Split split;
-    bool parallel;
-    if ((s = ChooseSplit(p.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
-    if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
-    Execute(p, y, parallel ? &split.tasks : nullptr);
+    if (y_dtype) *y_dtype = static_cast<int32_t>(p.y_type);
+    if (y_bytes) *y_bytes = static_cast<size_t>(p.y_bytes);
     return QLINEAR_OK;
   });
 }
@@ -191,6 +207,7 @@ qlinear_status QuantizeDynamicCall(const qlinear_tensor* x, const qlinear_dynami
     Split split;
     bool parallel;
     if ((s = ChooseSplit(p.q.layout.count, options, &split, &parallel)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     DynamicOutputs out;
     out.y = y;
     out.scale = y_scale;
@@ -232,29 +249,14 @@ qlinear_status qlinear_quantize_output_info(const qlinear_tensor* x, const qline
                                             const qlinear_tensor* y_zero_point,
                                             const qlinear_quantize_attrs* attrs, int32_t* y_dtype,
                                             size_t* y_bytes) {
-  return Guarded([&] {
-    QuantizePlan p;
-    const qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if (y_dtype) *y_dtype = static_cast<int32_t>(p.y_type);
-    if (y_bytes) *y_bytes = static_cast<size_t>(p.y_bytes);
-    return QLINEAR_OK;
-  });
+  return OutputInfo<QuantizePlan>(x, y_scale, y_zero_point, attrs, y_dtype, y_bytes);
 }
 
 qlinear_status qlinear_quantize_linear(const qlinear_tensor* x, const qlinear_tensor* y_scale,
                                        const qlinear_tensor* y_zero_point,
                                        const qlinear_quantize_attrs* attrs, void* y,
                                        size_t y_bytes) {
-  return Guarded([&] {
-    QuantizePlan p;
-    qlinear_status s = PlanQuantize(x, y_scale, y_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
-    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
-    ExecuteQuantize(p, y);
-    return QLINEAR_OK;
-  });
+  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{});
 }
 
 qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qlinear_tensor* y_scale,
@@ -328,14 +330,14 @@ qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x, const qlin
                                              const qlinear_tensor* y_zero_point,
                                              const qlinear_quantize_attrs* attrs, int64_t first,
                                              int64_t count, void* y, size_t y_bytes) {
-  return RangeCall<QuantizePlan>(x, y_scale, y_zero_point, attrs, first, count, y, y_bytes);
+  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{true, first, count, nullptr});
 }
 
 qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* x_scale,
                                                const qlinear_tensor* x_zero_point,
                                                const qlinear_dequantize_attrs* attrs, int64_t first,
                                                int64_t count, void* y, size_t y_bytes) {
-  return RangeCall<DequantizePlan>(x, x_scale, x_zero_point, attrs, first, count, y, y_bytes);
+  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{true, first, count, nullptr});
 }
 
 void qlinear_parallel_options_init(qlinear_parallel_options* o) {
@@ -353,14 +355,14 @@ qlinear_status qlinear_quantize_linear_parallel(const qlinear_tensor* x, const q
                                                 const qlinear_tensor* y_zero_point,
                                                 const qlinear_quantize_attrs* attrs, void* y,
                                                 size_t y_bytes, const qlinear_parallel_options* options) {
-  return ParallelCall<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, options);
+  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{false, 0, 0, options});
 }
 
 qlinear_status qlinear_dequantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* x_scale,
                                                   const qlinear_tensor* x_zero_point,
                                                   const qlinear_dequantize_attrs* attrs, void* y,
                                                   size_t y_bytes, const qlinear_parallel_options* options) {
-  return ParallelCall<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, options);
+  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{false, 0, 0, options});
 }
 
 qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,
@@ -368,29 +370,14 @@ qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,
                                               const qlinear_tensor* x_zero_point,
                                               const qlinear_dequantize_attrs* attrs,
                                               int32_t* y_dtype, size_t* y_bytes) {
-  return Guarded([&] {
-    DequantizePlan p;
-    const qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if (y_dtype) *y_dtype = static_cast<int32_t>(p.y_type);
-    if (y_bytes) *y_bytes = static_cast<size_t>(p.y_bytes);
-    return QLINEAR_OK;
-  });
+  return OutputInfo<DequantizePlan>(x, x_scale, x_zero_point, attrs, y_dtype, y_bytes);
 }
 
 qlinear_status qlinear_dequantize_linear(const qlinear_tensor* x, const qlinear_tensor* x_scale,
                                          const qlinear_tensor* x_zero_point,
                                          const qlinear_dequantize_attrs* attrs, void* y,
                                          size_t y_bytes) {
-  return Guarded([&] {
-    DequantizePlan p;
-    qlinear_status s = PlanDequantize(x, x_scale, x_zero_point, attrs, &p);
-    if (s != QLINEAR_OK) return s;
-    if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
-    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
-    ExecuteDequantize(p, y);
-    return QLINEAR_OK;
-  });
+  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{});
 }
 
 qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "minifloat.h"
+#include "reference.h"
 
 namespace qlinear {
 namespace {
@@ -223,11 +224,19 @@ bool IsFloat8(DType t) {
                    DType::kFloat8E5M2FNUZ});
 }
 
-// Code of element i of a float8 / float4 tensor.
-uint8_t MiniCode(DType t, const void* data, int64_t i) {
-  const uint8_t* b = static_cast<const uint8_t*>(data);
-  if (t == DType::kFloat4E2M1) return static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF);
-  return b[i];
+// The quantized type of a call (QuantizeLinear's output, DequantizeLinear's input) in operator
+// version v: a quantized type (int32 only as an input) that the opset has (dtype.h `since`).
+qlinear_status CheckQuantizedType(const char* name, DType t, bool output, const char* op, int v) {
+  const DTypeInfo* info = FindDType(static_cast<int32_t>(t));
+  if (info == nullptr || (info->kind != Kind::kInt && info->kind != Kind::kMiniFloat) ||
+      (output && t == DType::kInt32)) {
+    return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s is not a quantized type", name, Name(t));
+  }
+  if (v < info->since) {
+    return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s %s needs opset >= %d (%s-%d)", name, Name(t),
+                output ? "output" : "input", info->since, op, v);
+  }
+  return QLINEAR_OK;
 }
 
 // float8/float4 zero points must be (+-)0 where the rules say so; int32 ones must be 0.
@@ -242,7 +251,7 @@ qlinear_status CheckZeroPointIsZero(const char* name, DType t, const void* data,
       zero = v == 0;
       shown = v;
     } else {
-      const uint8_t c = MiniCode(t, data, i);
+      const uint8_t c = static_cast<uint8_t>(LoadCode(t, data, i));
       zero = DecodeMiniFloat(t, c) == 0.0f;  // NaN compares unequal: rejected
       shown = c;
     }
@@ -362,21 +371,7 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
     yt = static_cast<DType>(a.output_dtype);
   }
   const char* y_name = zp != nullptr ? "y_zero_point" : "output_dtype";
-  {
-    int needed = 0;  // opset that introduced yt as an output
-    if (OneOf(yt, {DType::kUint8, DType::kInt8})) needed = 10;
-    else if (IsFloat8(yt)) needed = 19;
-    else if (OneOf(yt, {DType::kUint16, DType::kInt16, DType::kUint4, DType::kInt4})) needed = 21;
-    else if (yt == DType::kFloat4E2M1) needed = 23;
-    else if (OneOf(yt, {DType::kUint2, DType::kInt2})) needed = 25;
-    if (needed == 0) {
-      return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s is not a quantized type", y_name, Name(yt));
-    }
-    if (v < needed) {
-      return Fail(QLINEAR_UNSUPPORTED_TYPE, "%s: %s output needs opset >= %d (%s-%d)", y_name,
-                  Name(yt), needed, kOp, v);
-    }
-  }
+  if ((s = CheckQuantizedType(y_name, yt, true, kOp, v)) != QLINEAR_OK) return s;
 
   // Division precision (docs/semantics.md).
   Prec prec = Prec::kF32;
@@ -443,21 +438,7 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
   if (zp != nullptr && (s = CheckTensor("x_zero_point", *zp, &zp_count)) != QLINEAR_OK) return s;
 
   const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
-  {
-    int needed = 0;
-    if (OneOf(xt, {DType::kUint8, DType::kInt8, DType::kInt32})) needed = 10;
-    else if (IsFloat8(xt)) needed = 19;
-    else if (OneOf(xt, {DType::kUint16, DType::kInt16, DType::kUint4, DType::kInt4})) needed = 21;
-    else if (xt == DType::kFloat4E2M1) needed = 23;
-    else if (OneOf(xt, {DType::kUint2, DType::kInt2})) needed = 25;
-    if (needed == 0) {
-      return Fail(QLINEAR_UNSUPPORTED_TYPE, "x: %s is not a quantized type", Name(xt));
-    }
-    if (v < needed) {
-      return Fail(QLINEAR_UNSUPPORTED_TYPE, "x: %s input needs opset >= %d (%s-%d)", Name(xt),
-                  needed, kOp, v);
-    }
-  }
+  if ((s = CheckQuantizedType("x", xt, false, kOp, v)) != QLINEAR_OK) return s;
   if (v < 19) {
     if (st != DType::kFloat32) return WrongType("x_scale", st, kOp, v, "float32");
   } else if (!OneOf(st, {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) &&
