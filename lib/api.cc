@@ -217,6 +217,16 @@ qlinear_status QuantizeDynamicCall(const qlinear_tensor* x, const qlinear_dynami
   });
 }
 
+// The fields both attribute structs share, at the ONNX defaults.
+template <class Attrs>
+void InitCommonAttrs(Attrs* a) {
+  a->struct_size = sizeof(*a);
+  a->opset = 0;
+  a->axis = 1;
+  a->block_size = 0;
+  a->output_dtype = 0;
+}
+
 }  // namespace
 }  // namespace qlinear
 
@@ -226,22 +236,14 @@ extern "C" {
 
 void qlinear_quantize_attrs_init(qlinear_quantize_attrs* a) {
   if (a == nullptr) return;
-  a->struct_size = sizeof(*a);
-  a->opset = 0;
-  a->axis = 1;
-  a->block_size = 0;
-  a->output_dtype = 0;
+  InitCommonAttrs(a);
   a->saturate = 1;
   a->precision = 0;
 }
 
 void qlinear_dequantize_attrs_init(qlinear_dequantize_attrs* a) {
   if (a == nullptr) return;
-  a->struct_size = sizeof(*a);
-  a->opset = 0;
-  a->axis = 1;
-  a->block_size = 0;
-  a->output_dtype = 0;
+  InitCommonAttrs(a);
   a->reserved = 0;
 }
 

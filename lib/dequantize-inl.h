@@ -384,12 +384,12 @@ template <DType kY, class Dec, class Codes>
 HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int64_t e, int64_t len,
                                      const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
   const Codes codes = codes_ref;  // see DequantizeSpan
+  const hn::ScalableTag<float> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   char* out = static_cast<char*>(y);
   int64_t j = 0;
   if constexpr (Codes::kVector) {
-    const hn::ScalableTag<float> df;
     const hn::RebindToSigned<decltype(df)> di;
-    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     auto columns = [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
       constexpr bool kZps = decltype(with_zps)::value;
       for (; j + 4 * N <= len; j += 4 * N) {

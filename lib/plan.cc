@@ -300,23 +300,58 @@ qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* by
   return QLINEAR_OK;
 }
 
+namespace {
+
+// What both operators check first: x and the scale given, the attributes over their defaults,
+// the operator version, and the element counts of x, the scale and the zero point (if given).
+template <class Attrs>
+struct Start {
+  Attrs a;
+  int v = 0;
+  int64_t x_count = 0, scale_count = 0, zp_count = 0;
+};
+template <class Attrs>
+qlinear_status StartPlan(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                         const Attrs* attrs_in, void (*init)(Attrs*), const char* scale_name, const char* zp_name,
+                         Start<Attrs>* st) {
+  if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
+  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "%s: tensor pointer is NULL", scale_name);
+  qlinear_status s = ReadAttrs(attrs_in, init, &st->a);
+  if (s != QLINEAR_OK) return s;
+  if ((s = ResolveVersion(st->a.opset, &st->v)) != QLINEAR_OK) return s;
+  if ((s = CheckTensor("x", *x, &st->x_count)) != QLINEAR_OK) return s;
+  if ((s = CheckTensor(scale_name, *scale, &st->scale_count)) != QLINEAR_OK) return s;
+  if (zp != nullptr && (s = CheckTensor(zp_name, *zp, &st->zp_count)) != QLINEAR_OK) return s;
+  return QLINEAR_OK;
+}
+
+// The fields every plan ends with: types, data, y's bytes (overflow-checked: y may be wider
+// per element than x, float32 y of int8 x), the whole tensor as the range.
+qlinear_status FinishPlan(const qlinear_tensor& x, const qlinear_tensor& scale, const qlinear_tensor* zp,
+                          DType y_type, int64_t x_count, PlanBase* p) {
+  p->x_type = static_cast<DType>(x.dtype);
+  p->scale_type = static_cast<DType>(scale.dtype);
+  p->y_type = y_type;
+  p->x = x.data;
+  p->scale = scale.data;
+  p->zero_point = zp != nullptr ? zp->data : nullptr;
+  p->begin = 0;
+  p->end = x_count;
+  return CheckBytes("y", y_type, x_count, &p->y_bytes);
+}
+
+}  // namespace
+
 qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
                             const qlinear_tensor* zp, const qlinear_quantize_attrs* attrs_in,
                             QuantizePlan* p) {
   static const char* kOp = "QuantizeLinear";
-  if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
-  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "y_scale: tensor pointer is NULL");
-  qlinear_quantize_attrs a;
-  qlinear_status s = ReadAttrs(attrs_in, qlinear_quantize_attrs_init, &a);
+  Start<qlinear_quantize_attrs> start;
+  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_quantize_attrs_init, "y_scale", "y_zero_point", &start);
   if (s != QLINEAR_OK) return s;
-  int v = 0;
-  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
-  p->version = v;
-
-  int64_t x_count = 0, scale_count = 0, zp_count = 0;
-  if ((s = CheckTensor("x", *x, &x_count)) != QLINEAR_OK) return s;
-  if ((s = CheckTensor("y_scale", *scale, &scale_count)) != QLINEAR_OK) return s;
-  if (zp != nullptr && (s = CheckTensor("y_zero_point", *zp, &zp_count)) != QLINEAR_OK) return s;
+  const qlinear_quantize_attrs& a = start.a;
+  const int v = p->version = start.v;
+  const int64_t x_count = start.x_count, scale_count = start.scale_count, zp_count = start.zp_count;
 
   // Types of x and the scale, per operator version.
   const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
@@ -405,37 +440,21 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
     if (s != QLINEAR_OK) return s;
   }
 
-  p->x_type = xt;
-  p->scale_type = st;
-  p->y_type = yt;
   p->prec = prec;
   p->saturate = a.saturate != 0;
-  p->x = x->data;
-  p->scale = scale->data;
-  p->zero_point = zp != nullptr ? zp->data : nullptr;
-  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
-  p->begin = 0;
-  p->end = x_count;
-  return QLINEAR_OK;
+  return FinishPlan(*x, *scale, zp, yt, x_count, p);
 }
 
 qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* scale,
                               const qlinear_tensor* zp, const qlinear_dequantize_attrs* attrs_in,
                               DequantizePlan* p) {
   static const char* kOp = "DequantizeLinear";
-  if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
-  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x_scale: tensor pointer is NULL");
-  qlinear_dequantize_attrs a;
-  qlinear_status s = ReadAttrs(attrs_in, qlinear_dequantize_attrs_init, &a);
+  Start<qlinear_dequantize_attrs> start;
+  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_dequantize_attrs_init, "x_scale", "x_zero_point", &start);
   if (s != QLINEAR_OK) return s;
-  int v = 0;
-  if ((s = ResolveVersion(a.opset, &v)) != QLINEAR_OK) return s;
-  p->version = v;
-
-  int64_t x_count = 0, scale_count = 0, zp_count = 0;
-  if ((s = CheckTensor("x", *x, &x_count)) != QLINEAR_OK) return s;
-  if ((s = CheckTensor("x_scale", *scale, &scale_count)) != QLINEAR_OK) return s;
-  if (zp != nullptr && (s = CheckTensor("x_zero_point", *zp, &zp_count)) != QLINEAR_OK) return s;
+  const qlinear_dequantize_attrs& a = start.a;
+  const int v = p->version = start.v;
+  const int64_t x_count = start.x_count, scale_count = start.scale_count, zp_count = start.zp_count;
 
   const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
   if ((s = CheckQuantizedType("x", xt, false, kOp, v)) != QLINEAR_OK) return s;
@@ -491,17 +510,7 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
     if (s != QLINEAR_OK) return s;
   }
 
-  p->x_type = xt;
-  p->scale_type = st;
-  p->y_type = yt;
-  p->x = x->data;
-  p->scale = scale->data;
-  p->zero_point = zp != nullptr ? zp->data : nullptr;
-  // The output is wider per element than x (float32 y of int8 x: 4 bytes for 1).
-  if ((s = CheckBytes("y", yt, x_count, &p->y_bytes)) != QLINEAR_OK) return s;
-  p->begin = 0;
-  p->end = x_count;
-  return QLINEAR_OK;
+  return FinishPlan(*x, *scale, zp, yt, x_count, p);
 }
 
 }  // namespace qlinear

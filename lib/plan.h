@@ -158,31 +158,26 @@ void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
   }
 }
 
-struct QuantizePlan {
+// What a QuantizeLinear and a DequantizeLinear plan share.
+struct PlanBase {
   int version = 0;  // operator version: 10, 13, 19, 21, 23, 24 or 25
   Layout layout;
-  DType x_type = DType::kUndefined, scale_type = DType::kUndefined, y_type = DType::kUint8;
-  Prec prec = Prec::kF32;
-  bool saturate = true;
+  DType x_type = DType::kUndefined, scale_type = DType::kUndefined, y_type = DType::kUndefined;
   const void* x = nullptr;
   const void* scale = nullptr;
-  const void* zero_point = nullptr;  // nullptr: zero of y_type
+  const void* zero_point = nullptr;  // nullptr: zero of the quantized type
   uint64_t y_bytes = 0;
   // The elements to compute, [begin, end) of the flattened tensor; x and y point at element
   // `begin` (the sub-range entry points and parallel tasks narrow it; plans cover everything).
   int64_t begin = 0, end = 0;
 };
 
-struct DequantizePlan {
-  int version = 0;
-  Layout layout;
-  DType x_type = DType::kUndefined, scale_type = DType::kUndefined, y_type = DType::kFloat32;
-  const void* x = nullptr;
-  const void* scale = nullptr;
-  const void* zero_point = nullptr;
-  uint64_t y_bytes = 0;
-  int64_t begin = 0, end = 0;  // as in QuantizePlan
+struct QuantizePlan : PlanBase {
+  Prec prec = Prec::kF32;
+  bool saturate = true;
 };
+
+struct DequantizePlan : PlanBase {};
 
 // Validate a call and build its plan. On failure: a non-OK status, the thread's error message
 // set, *plan unspecified.
