@@ -48,13 +48,41 @@ expect 2 err "[Uu]sage|COMMAND|Subcommands"
 # --version and --help: stdout, exit 0.
 expect 0 out "^qlinear $version\$" --version
 expect 0 out "Subcommands|SUBCOMMAND" --help
-for c in info check demo selftest fuzz-seed; do
+for c in info check demo selftest fuzz-seed dynamic; do
   expect 0 out "Usage|Options" "$c" --help
 done
 expect 0 out "at most 256 MiB" check --help
 expect 0 out "32 folder levels" check --help
 # A valid demo (a small one) still works.
 expect 0 out "float32 -> int8" demo --elements 1000
+
+# dynamic: bad options named; values on the grid of their scale come back exactly.
+expect 2 err "--rule" dynamic --rule bogus
+expect 2 err "--granularity" dynamic --granularity row
+expect 2 err "needs --axis" dynamic --granularity axis
+expect 2 err "--axis 'x' is not an axis" dynamic --axis x
+expect 2 err "unknown output type 'int7'" dynamic --type int7
+expect 2 err "output_dtype: rule ABSMAX" dynamic --type uint8 --elements 64
+expect 2 err "scale_dtype: rule MX" dynamic --rule mx --scale-type float32 --elements 64
+expect 2 err "unknown scale type 'float'" dynamic --scale-type float
+expect 2 err "--block-size: 0 is outside" dynamic --block-size 0
+expect 2 err "--threads" dynamic --threads 0
+expect 2 err "shape does not hold the data" dynamic --elements 16 --shape 3,5
+expect 2 err "shape does not hold the data" dynamic --elements 16 --shape 200000000,200000000,200000000
+expect 2 err "cannot read float32 values from .*/missing" dynamic --input "$work/missing"
+printf 'abcdefg' > "$work/seven.raw"
+expect 2 err "not a multiple of 4 bytes" dynamic --input "$work/seven.raw"
+# 32 integers with |x| <= 127 and 127 among them: ABSMAX int8 and POW2_CEIL int8 give scale 1,
+# so no error. 32 values m * 2^k (m < 8, k < 3) with amax 28: the MX scale is 2^(4 - 8) and each
+# x / 2^-4 is a float8e4m3fn value no larger than 448.
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<32f", *[127, -127] + [((-1)**i) * (i % 16) * (1 << (i % 3)) for i in range(30)]))' > "$work/grid.raw"
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<32f", *[28, -28] + [((-1)**i) * (i % 8) * (1 << (i % 3)) for i in range(30)]))' > "$work/mx.raw"
+expect 0 out "SQNR +exact" dynamic --input "$work/grid.raw" --repeats 1
+expect 0 out "SQNR +exact" dynamic --input "$work/mx.raw" --rule mx --type float8e4m3fn --repeats 1
+expect 0 out "max \|x - DQ\(Q\(x\)\)\| +0$" dynamic --input "$work/grid.raw" --rule pow2_ceil --type int8 --repeats 1
+expect 0 out "float8e8m0 scales \(2048\)" dynamic --elements 65536 --rule mx --type float4e2m1 --repeats 1
+expect 0 out "scale per index along axis 0, float32 scales \(64\) and zero points" \
+  dynamic --elements 65536 --rule minmax --type uint4 --granularity axis --axis 0 --threads 2 --repeats 1
 
 # info: no unknown microarchitecture; the pin.
 expect 0 out "target pinned: +no" info

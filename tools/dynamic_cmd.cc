@@ -3,6 +3,7 @@
 // can compare int8 / int4 / MXFP8 / MXFP4 settings on their own tensor.
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,14 +65,28 @@ int Fail(const char* what, const std::string& detail) {
   return 2;
 }
 
-bool ReadFloats(const std::string& path, std::vector<float>* x) {
+// At most kMaxValues values (1 GiB of float32): a larger file is refused, not read.
+constexpr size_t kMaxValues = size_t{1} << 28;
+
+bool ReadFloats(const std::string& path, std::vector<float>* x, std::string* why) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
+  if (f == nullptr) {
+    *why = std::strerror(errno);
+    return false;
+  }
   std::vector<char> bytes;
   char buf[1 << 16];
   size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
+  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+    if (bytes.size() + got > kMaxValues * 4) {
+      std::fclose(f);
+      *why = "more than " + std::to_string(kMaxValues) + " values";
+      return false;
+    }
+    bytes.insert(bytes.end(), buf, buf + got);
+  }
   const bool ok = !std::ferror(f) && bytes.size() % 4 == 0;
+  *why = std::ferror(f) ? "read error" : "the size is not a multiple of 4 bytes";
   std::fclose(f);
   if (!ok) return false;
   x->resize(bytes.size() / 4);
@@ -102,7 +117,9 @@ int RunDynamic(const DynamicCommandOptions& o) {
   std::vector<float> x;
   std::string source;
   if (!o.input.empty()) {
-    if (!ReadFloats(o.input, &x)) return Fail("cannot read float32 values from ", o.input);
+    std::string why;
+    if (!ReadFloats(o.input, &x, &why)) return Fail("cannot read float32 values from ", o.input + ": " + why);
+    if (x.empty()) return Fail("no values in ", o.input);
     source = o.input;
   } else {
     if (o.elements <= 0) return Fail("--elements must be > 0", "");
@@ -115,8 +132,12 @@ int RunDynamic(const DynamicCommandOptions& o) {
   const int64_t n = static_cast<int64_t>(x.size());
   std::vector<int64_t> shape = o.shape;
   if (shape.empty()) shape = n % 1024 == 0 && n >= 1024 ? std::vector<int64_t>{n / 1024, 1024} : std::vector<int64_t>{n};
+  if (shape.size() > 64) return Fail("--shape has more than 64 dimensions", "");
   int64_t shape_count = 1;
-  for (int64_t d : shape) shape_count *= d;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && shape_count > n / d + 1)) return Fail("the shape does not hold the data: ", ShapeText(shape) + " vs " + std::to_string(n) + " values");
+    shape_count *= d;
+  }
   if (shape_count != n) return Fail("the shape does not hold the data: ", ShapeText(shape) + " vs " + std::to_string(n) + " values");
 
   DynamicAttrs a;

@@ -103,6 +103,45 @@ int main(int argc, char** argv) {
       ->type_name("SECONDS")
       ->check(SecondsUpTo(kMaxSelftestSeconds));
 
+  qlinear::tools::DynamicCommandOptions dyn;
+  std::string dyn_elements = std::to_string(dyn.elements), dyn_block = std::to_string(dyn.block_size);
+  std::string dyn_threads = "1", dyn_repeats = "5", dyn_axis;
+  auto* dynamic = app.add_subcommand(
+      "dynamic", "Quantize with scales computed from the data (random values or a raw float32 "
+                 "file) and print max |x - DQ(Q(x))|, the SQNR and the rate");
+  dynamic->add_option("--rule", dyn.rule, "absmax (default), minmax, mx or pow2_ceil")
+      ->check(CLI::IsMember({"absmax", "minmax", "mx", "pow2_ceil"}));
+  dynamic->add_option("--type", dyn.output_type,
+                      "Output type: int8 (default), uint8, int16, int4, uint4, int2, float8e4m3fn, "
+                      "float8e5m2, float4e2m1, ...");
+  dynamic->add_option("--granularity", dyn.granularity, "block (default), axis or tensor")
+      ->check(CLI::IsMember({"tensor", "axis", "block"}));
+  dynamic->add_option("--axis", dyn_axis, "The axis of blocks (default -1) or of per-axis scales "
+                                          "(required: per row of [rows, cols] is 0)")
+      ->type_name("AXIS");
+  dynamic->add_option("--block-size", dyn_block, "Elements per block, 1 to 2^30 (default 32)")
+      ->type_name("N")
+      ->check(DecimalIn(1, int64_t{1} << 30));
+  dynamic->add_option("--scale-type", dyn.scale_type,
+                      "float32, float16, bfloat16 or float8e8m0 (default: the rule's)");
+  dynamic->add_option("--input", dyn.input, "Raw little-endian float32 file (default: random values)")
+      ->type_name("FILE");
+  dynamic->add_option("--elements", dyn_elements,
+                      "Random values, 1 to " + std::to_string(kMaxDemoElements) + " (default 4194304)")
+      ->type_name("N")
+      ->check(DecimalIn(1, kMaxDemoElements));
+  dynamic->add_option("--shape", dyn.shape, "Comma-separated dimensions (default [n/1024, 1024] "
+                                            "when 1024 divides n, else [n])")
+      ->type_name("D,D,...")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{0}, kMaxDemoElements));
+  dynamic->add_option("--threads", dyn_threads, "Threads, 1 to 1024 (default 1)")
+      ->type_name("N")
+      ->check(DecimalIn(1, 1024));
+  dynamic->add_option("--repeats", dyn_repeats, "Calls timed, best kept, 1 to 1000 (default 5)")
+      ->type_name("N")
+      ->check(DecimalIn(1, 1000));
+
   std::vector<std::string> seed_args;
   std::string seed_format = "api";
   auto* seed = app.add_subcommand(
@@ -149,6 +188,25 @@ int main(int argc, char** argv) {
   if (*info) return RunInfo();
   if (*demo) return RunDemo(std::strtoll(elements_text.c_str(), nullptr, 10));
   if (*selftest) return RunSelftest(std::strtod(seconds_text.c_str(), nullptr));
+  if (*dynamic) {
+    if (!dyn_axis.empty()) {
+      const char* text = dyn_axis.c_str();
+      char* end = nullptr;
+      errno = 0;
+      const long long axis = std::strtoll(text, &end, 10);
+      if (end == text || *end != '\0' || errno != 0 || axis < -64 || axis > 63) {
+        std::cerr << "qlinear dynamic: --axis '" << dyn_axis << "' is not an axis (-64 to 63)\n";
+        return 2;
+      }
+      dyn.axis = axis;
+      dyn.axis_given = true;
+    }
+    dyn.elements = std::strtoll(dyn_elements.c_str(), nullptr, 10);
+    dyn.block_size = std::strtoll(dyn_block.c_str(), nullptr, 10);
+    dyn.threads = static_cast<int>(std::strtol(dyn_threads.c_str(), nullptr, 10));
+    dyn.repeats = static_cast<int>(std::strtol(dyn_repeats.c_str(), nullptr, 10));
+    return RunDynamic(dyn);
+  }
 #if QLINEAR_HAVE_ONNX
   if (*check) return RunCheck(check_paths, expect_error, verbose);
   if (*seed) {
