@@ -1,5 +1,5 @@
 """Type stubs for qlinear (ONNX QuantizeLinear / DequantizeLinear on NumPy arrays)."""
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,21 @@ def dynamic_quantize_linear(
     x: Array, *, out: Optional[npt.NDArray[np.uint8]] = None
 ) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32], npt.NDArray[np.uint8]]:
     """ONNX DynamicQuantizeLinear: (y, scale, zero_point) of a float32 array."""
+
+def quantize_dynamic(
+    x: Array,
+    output_dtype: DType,
+    *,
+    rule: Literal["absmax", "minmax", "mx", "pow2_ceil"] = "absmax",
+    granularity: Literal["block", "axis", "tensor"] = "block",
+    axis: Optional[int] = None,
+    block_size: Optional[int] = None,
+    scale_dtype: Optional[DType] = None,
+    x_dtype: Optional[DType] = None,
+    packed: bool = False,
+    threads: Optional[int] = None,
+) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], Optional[npt.NDArray[Any]]]:
+    """Quantization with scales computed from the data: (y, scale, zero_point or None)."""
 
 def quantize_linear_masked(
     x: Array,

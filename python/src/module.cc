@@ -939,6 +939,98 @@ py::tuple DynamicQuantizeLinear(py::handle x, py::handle out) {
   return py::make_tuple(y.array, s, z);
 }
 
+// A name among `names` (index + 1 is the C enum value); TypeError / ValueError otherwise.
+int32_t ParseChoice(py::handle obj, const char* arg, std::initializer_list<const char*> names) {
+  std::string list;
+  for (const char* n : names) list += std::string(list.empty() ? "" : ", ") + "\"" + n + "\"";
+  if (!PyUnicode_Check(obj.ptr())) Raise(PyExc_TypeError, Format("%s: must be one of %s", arg, list.c_str()));
+  const std::string value = py::str(obj);
+  int32_t i = 1;
+  for (const char* n : names) {
+    if (value == n) return i;
+    ++i;
+  }
+  Raise(PyExc_ValueError, Format("%s: '%s' is not one of %s", arg, value.c_str(), list.c_str()));
+  return 0;
+}
+
+// Scales computed from the data: qlinear_quantize_dynamic (or _parallel with threads=).
+py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule, py::handle granularity,
+                          py::handle axis, py::handle block_size, py::handle scale_dtype, py::handle x_dtype,
+                          py::handle packed_obj, py::handle threads) {
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = ParseType(output_dtype, "output_dtype");
+  if (a.output_dtype == 0) Raise(PyExc_TypeError, "output_dtype: required (e.g. \"int8\", \"float8e4m3fn\")");
+  a.rule = ParseChoice(rule, "rule", {"absmax", "minmax", "mx", "pow2_ceil"});
+  a.granularity = ParseChoice(granularity, "granularity", {"tensor", "axis", "block"});
+  if (a.granularity == QLINEAR_GRANULARITY_AXIS && axis.is_none()) {
+    Raise(PyExc_ValueError, "axis: granularity \"axis\" needs an axis (a scale per row of [rows, cols]: axis=0)");
+  }
+  if (!axis.is_none() && !IsIntNumber(axis)) Raise(PyExc_TypeError, "axis: must be an int or None");
+  a.axis = OptionalInt(axis, "axis", -1);
+  if (!block_size.is_none() && !IsIntNumber(block_size)) Raise(PyExc_TypeError, "block_size: must be an int or None");
+  a.block_size = OptionalInt(block_size, "block_size", a.granularity == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
+  a.scale_dtype = ParseType(scale_dtype, "scale_dtype");
+  if (!IsBool(packed_obj) && !IsIntNumber(packed_obj)) Raise(PyExc_TypeError, "packed: must be a bool");
+  const bool packed = PyObject_IsTrue(packed_obj.ptr()) == 1;
+  qlinear_parallel_options o;
+  const bool parallel = !threads.is_none();
+  if (parallel) {
+    if (!IsIntNumber(threads)) Raise(PyExc_TypeError, "threads: must be an int or None");
+    const int64_t n = OptionalInt(threads, "threads", 0);
+    if (n < 0 || n > INT32_MAX) Raise(PyExc_ValueError, "threads: must be None or 0..2^31-1");
+    qlinear_parallel_options_init(&o);
+    o.max_threads = static_cast<int32_t>(n);
+  }
+  Operand xo;
+  xo.LoadArray(x, "x", ParseType(x_dtype, "x_dtype"), 0, false, "x_dtype");
+  size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
+  Check(qlinear_quantize_dynamic_output_info(xo.get(), &a, &y_bytes, &scale_bytes, &zp_bytes));
+
+  // The scale's shape (valid: output_info accepted the axis and block size).
+  const int rank = xo.rank();
+  int64_t dims[QLINEAR_MAX_RANK] = {};
+  int scale_rank = 0;
+  const int64_t ax = a.axis < 0 ? a.axis + rank : a.axis;
+  if (a.granularity == QLINEAR_GRANULARITY_AXIS) {
+    scale_rank = 1;
+    dims[0] = xo.dims()[ax];
+  } else if (a.granularity == QLINEAR_GRANULARITY_BLOCK) {
+    scale_rank = rank;
+    for (int i = 0; i < rank; ++i) dims[i] = xo.dims()[i];
+    dims[ax] = dims[ax] / a.block_size + (dims[ax] % a.block_size != 0);
+  }
+  int64_t groups = 1;
+  for (int i = 0; i < scale_rank; ++i) groups *= dims[i];
+  const int32_t scale_type = a.scale_dtype != 0 ? a.scale_dtype
+                             : a.rule == QLINEAR_SCALE_MX || a.rule == QLINEAR_SCALE_POW2_CEIL ? QLINEAR_DTYPE_FLOAT8E8M0
+                                                                                                 : QLINEAR_DTYPE_FLOAT;
+  Output y, scale, zp;
+  y.Prepare(py::none(), a.output_dtype, xo.size(), packed, rank, xo.dims(), -1, {&xo});
+  scale.Prepare(py::none(), scale_type, groups, false, scale_rank, dims, -1, {});
+  const bool has_zp = a.rule == QLINEAR_SCALE_MINMAX;
+  if (has_zp) zp.Prepare(py::none(), a.output_dtype, groups, packed, scale_rank, dims, -1, {});
+  if (y.bytes != y_bytes || scale.bytes != scale_bytes || zp.bytes != zp_bytes) {
+    Raise(PyExc_RuntimeError, "quantize_dynamic: output sizes disagree with the library's");
+  }
+  qlinear_status status;
+  {
+    py::gil_scoped_release release;
+    void* zp_dest = has_zp ? zp.dest : nullptr;
+    status = parallel ? qlinear_quantize_dynamic_parallel(xo.get(), &a, y.dest, y.bytes, scale.dest, scale.bytes,
+                                                          zp_dest, zp.bytes, &o)
+                      : qlinear_quantize_dynamic(xo.get(), &a, y.dest, y.bytes, scale.dest, scale.bytes, zp_dest,
+                                                 zp.bytes);
+    if (status == QLINEAR_OK) {
+      y.Finish();
+      if (has_zp) zp.Finish();
+    }
+  }
+  Check(status);
+  return py::make_tuple(y.array, scale.array, has_zp ? zp.array : py::object(py::none()));
+}
+
 py::object NewBytes(int64_t n) {
   npy_intp d = n;
   PyObject* a = PyArray_SimpleNew(1, &d, NPY_UINT8);
@@ -1126,6 +1218,34 @@ ONNX DynamicQuantizeLinear (opset 11) on a float32 array (at least one element).
 
 Returns (y, scale, zero_point): y uint8 in x's shape (or out=), scale a 0-d float32 array,
 zero_point a 0-d uint8 array.)doc");
+
+  m.def("quantize_dynamic", &QuantizeDynamic, arg("x"), arg("output_dtype"), py::kw_only(), arg("rule") = "absmax",
+        arg("granularity") = "block", arg("axis") = none, arg("block_size") = none, arg("scale_dtype") = none,
+        arg("x_dtype") = none, arg("packed") = false, arg("threads") = none,
+        R"doc(quantize_dynamic(x, output_dtype, *, rule="absmax", granularity="block", axis=None, block_size=None, scale_dtype=None, x_dtype=None, packed=False, threads=None)
+--
+
+Quantization with scales computed from the data, per tensor, per axis or per block.
+
+x: float32, float16, or bfloat16 bits (uint16/int16 array with x_dtype="bfloat16").
+output_dtype: the quantized type (ONNX name, TensorProto code or NumPy dtype).
+rule: "absmax" (symmetric: scale = amax / P, signed outputs), "minmax" (asymmetric with a zero
+    point, integer outputs), "mx" (OCP Microscaling: float8e8m0 scale 2^(floor(log2 amax) - emax)),
+    "pow2_ceil" (the smallest power of two with which nothing saturates).
+granularity: "block" (block_size elements along axis; default 32 along axis -1), "axis" (a scale
+    per index along axis, which must be given: per row of [rows, cols] is axis=0), "tensor".
+scale_dtype: float32, float16 or bfloat16 for absmax/minmax (default float32); float8e8m0 for
+    mx/pow2_ceil (the default there).
+packed: sub-byte y and zero point as ONNX raw_data bytes (flat uint8).
+threads: None runs on the calling thread; N uses at most N threads (0: one per core); the same
+    bytes either way.
+
+Returns (y, scale, zero_point): y in x's shape; scale per tensor a 0-d array, per axis
+[x.shape[axis]], blocked x's shape with ceil(D / block_size) on the axis (bfloat16 scales as
+uint16 bits, float8e8m0 as uint8 codes); zero_point (the scale's shape, output_dtype) for
+"minmax", else None. quantize_linear(x, scale, zero_point, axis=..., block_size=...,
+output_dtype=..., precision="float32") gives y back exactly; dequantize_linear gives x back within
+half a step where it did not saturate.)doc");
 
   m.def("quantize_linear_masked", &QuantizeLinearMasked, arg("x"), arg("scale"), arg("zero_point") = none,
         R"doc(quantize_linear_masked(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, out=None)
