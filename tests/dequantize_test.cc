@@ -17,6 +17,7 @@
 #include "lib/kernels.h"
 #include "lib/minifloat.h"
 #include "tests/harness.h"
+#include "tests/target_test.h"
 
 namespace qlinear {
 namespace {
@@ -25,15 +26,7 @@ using harness::CheckDequantize;
 using harness::DequantizeCall;
 using harness::Tensor;
 
-class DequantizeTest : public hwy::TestWithParamTarget {
- protected:
-  void SetUp() override {
-    hwy::TestWithParamTarget::SetUp();
-    ASSERT_EQ(DispatchedTarget(), GetParam()) << "dispatch did not follow the forced target";
-    lanes_ = DispatchedLanesF32();
-  }
-  int64_t lanes_ = 1;
-};
+class DequantizeTest : public PerTargetTest {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(DequantizeTest);
 
 int Bits(int32_t t) { return FindDType(t)->bits; }
@@ -71,7 +64,9 @@ Tensor Scales(int32_t st, const std::vector<float>& v, std::vector<int64_t> shap
   for (float f : v) {
     if (st == QLINEAR_DTYPE_FLOAT16) codes.push_back(Half::Encode(f));
     else if (st == QLINEAR_DTYPE_BFLOAT16) codes.push_back(BFloat16::Encode(f));
-    else codes.push_back(std::isnan(f) ? 0xFF : static_cast<uint32_t>(std::max(0, std::min(254, std::ilogb(f) + 127))));
+    else if (std::isnan(f)) codes.push_back(0xFF);
+    else if (std::isinf(f) || f == 0.0f) codes.push_back(std::isinf(f) ? 254 : 0);  // ilogb: INT_MAX / INT_MIN
+    else codes.push_back(static_cast<uint32_t>(std::max(0, std::min(254, std::ilogb(f) + 127))));
   }
   return Codes(st, codes, std::move(shape));
 }
