@@ -51,7 +51,7 @@ Backward RunBackward(const Tensor& x, const Tensor& s, const Tensor* zp, qlinear
                                              r.mask.data(), r.mask.size(), dx2.data(), dx2.size() * 4),
             r.status);
   if (r.status == QLINEAR_OK) {
-    for (size_t i = 0; i < dx2.size(); ++i) EXPECT_EQ(test::AsBits(dx2[i]), test::AsBits(r.dx[i])) << i;
+    for (size_t i = 0; i < dx2.size(); ++i) EXPECT_EQ(BitsOf(dx2[i]), BitsOf(r.dx[i])) << i;
   }
   return r;
 }

@@ -26,6 +26,7 @@
 #include "lib/reference.h"
 #include "qlinear/qlinear.h"
 #include "qlinear/qlinear.hpp"
+#include "tests/target_test.h"
 
 namespace qlinear {
 namespace {
@@ -490,13 +491,7 @@ TEST(DynamicScales, PowerOfTwoRulesAreExact) {
 
 // ---- every target: against the reference and QuantizeLinear ---------------------------------
 
-class DynamicTest : public hwy::TestWithParamTarget {
- protected:
-  void SetUp() override {
-    hwy::TestWithParamTarget::SetUp();
-    ASSERT_EQ(DispatchedTarget(), GetParam()) << "dispatch did not follow the forced target";
-  }
-};
+class DynamicTest : public PerTargetTest {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(DynamicTest);
 
 // The vector scale computation on this target: every group of one element (blocks of 1) over the

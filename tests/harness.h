@@ -84,6 +84,39 @@ inline std::string FirstDifference(int32_t dtype, const uint8_t* got, const uint
   return "";
 }
 
+// A QuantizeLinear call: x, its scale and (if has_zero_point) zero point, attributes.
+struct QuantizeCall {
+  Tensor x, scale, zero_point;
+  bool has_zero_point = false;
+  qlinear_quantize_attrs attrs;
+  QuantizeCall() { qlinear_quantize_attrs_init(&attrs); }
+};
+
+// The whole tensor through qlinear_quantize_linear into a red-zoned buffer at `misalign`,
+// against the reference. "" when equal. `reference`, if given, receives the reference's output.
+inline std::string CheckQuantize(const QuantizeCall& call, size_t misalign = 0,
+                                 std::vector<uint8_t>* reference = nullptr) {
+  const qlinear_tensor x = call.x.c(), s = call.scale.c(), z = call.zero_point.c();
+  const qlinear_tensor* zp = call.has_zero_point ? &z : nullptr;
+  int32_t y_type = 0;
+  size_t bytes = 0;
+  if (qlinear_quantize_output_info(&x, &s, zp, &call.attrs, &y_type, &bytes) != QLINEAR_OK) {
+    return std::string("rejected: ") + qlinear_last_error();
+  }
+  Buffer y(bytes, misalign);
+  if (qlinear_quantize_linear(&x, &s, zp, &call.attrs, y.data(), bytes) != QLINEAR_OK) {
+    return std::string("failed: ") + qlinear_last_error();
+  }
+  if (!y.RedZonesIntact()) return "written outside the output";
+  QuantizePlan plan;
+  if (PlanQuantize(&x, &s, zp, &call.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
+  std::vector<uint8_t> want(bytes);
+  QuantizeReference(plan, want.data(), 0, call.x.count());
+  std::string diff = FirstDifference(y_type, y.data(), want.data(), call.x.count());
+  if (reference != nullptr) *reference = std::move(want);
+  return diff;
+}
+
 // A DequantizeLinear call: x, its scale and (if has_zero_point) zero point, attributes.
 struct DequantizeCall {
   Tensor x, scale, zero_point;

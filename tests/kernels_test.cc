@@ -18,37 +18,16 @@
 #include "lib/plan.h"
 #include "lib/reference.h"
 #include "qlinear/qlinear.h"
+#include "tests/harness.h"
+#include "tests/target_test.h"
 
 namespace qlinear {
 namespace {
 
-constexpr size_t kRedZone = 64;
-constexpr uint8_t kSentinel = 0xCD;
+using harness::Buffer;
 
-class KernelTest : public hwy::TestWithParamTarget {
- protected:
-  void SetUp() override {
-    hwy::TestWithParamTarget::SetUp();
-    ASSERT_EQ(DispatchedTarget(), GetParam()) << "dispatch did not follow the forced target";
-    lanes_ = DispatchedLanesF32();
-  }
-  int64_t lanes_ = 1;
-};
+class KernelTest : public PerTargetTest {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(KernelTest);
-
-// Bytes with room for misalignment and red zones around the payload.
-struct Buffer {
-  std::vector<uint8_t> mem;
-  size_t offset;
-  size_t size;
-  Buffer(size_t bytes, size_t misalign) : mem(bytes + 2 * kRedZone + 8, kSentinel), offset(kRedZone + misalign), size(bytes) {}
-  uint8_t* data() { return mem.data() + offset; }
-  bool RedZonesIntact() const {
-    for (size_t i = 0; i < offset; ++i) if (mem[i] != kSentinel) return false;
-    for (size_t i = offset + size; i < mem.size(); ++i) if (mem[i] != kSentinel) return false;
-    return true;
-  }
-};
 
 const float kInf = std::numeric_limits<float>::infinity();
 

@@ -13,6 +13,7 @@
 #include "hwy/tests/hwy_gtest.h"
 #include "lib/kernels.h"
 #include "qlinear/qlinear.h"
+#include "tests/target_test.h"
 
 namespace qlinear {
 namespace {
@@ -297,18 +298,12 @@ void BackwardTable() {
   }
 }
 
-class NaNSignTest : public hwy::TestWithParamTarget {
+class NaNSignTest : public PerTargetTest {
  protected:
-  void SetUp() override {
-    hwy::TestWithParamTarget::SetUp();
-    ASSERT_EQ(DispatchedTarget(), GetParam());
-    lanes_ = DispatchedLanesF32();
-  }
   void TearDown() override {
     SetQuantizePathForTest(QuantizePath::kAuto);
-    hwy::TestWithParamTarget::TearDown();
+    PerTargetTest::TearDown();
   }
-  int64_t lanes_ = 1;
 };
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(NaNSignTest);
 

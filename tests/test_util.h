@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "lib/minifloat.h"  // BitsOf, FloatOf
 #include "qlinear/qlinear.h"
 
 namespace qlinear {
 namespace test {
 
-inline int BitsOf(int32_t dtype) {
+inline int ElementBits(int32_t dtype) {
   switch (dtype) {
     case QLINEAR_DTYPE_FLOAT: case QLINEAR_DTYPE_INT32: return 32;
     case QLINEAR_DTYPE_UINT16: case QLINEAR_DTYPE_INT16: case QLINEAR_DTYPE_FLOAT16:
@@ -25,7 +26,7 @@ inline int BitsOf(int32_t dtype) {
 }
 
 inline size_t BytesFor(int32_t dtype, size_t n) {
-  const int bits = BitsOf(dtype);
+  const int bits = ElementBits(dtype);
   return bits >= 8 ? n * (bits / 8) : (n * bits + 7) / 8;
 }
 
@@ -50,7 +51,7 @@ inline Tensor FromCodes(int32_t dtype, const std::vector<uint32_t>& codes,
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  const int bits = BitsOf(dtype);
+  const int bits = ElementBits(dtype);
   t.bytes.assign(BytesFor(dtype, codes.size()), 0);
   for (size_t i = 0; i < codes.size(); ++i) {
     if (bits >= 8) {
@@ -64,7 +65,7 @@ inline Tensor FromCodes(int32_t dtype, const std::vector<uint32_t>& codes,
 }
 
 inline std::vector<uint32_t> ToCodes(int32_t dtype, const std::vector<uint8_t>& bytes, size_t n) {
-  const int bits = BitsOf(dtype);
+  const int bits = ElementBits(dtype);
   std::vector<uint32_t> out(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (bits >= 8) {
@@ -115,16 +116,6 @@ inline Tensor F32(const std::vector<float>& v, std::vector<int64_t> shape) {
 inline Tensor F32(const std::vector<float>& v) { return F32(v, {static_cast<int64_t>(v.size())}); }
 inline Tensor ScalarF32(float v) { return F32({v}, {}); }
 
-inline float AsFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-inline uint32_t AsBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 struct Result {
   qlinear_status status = QLINEAR_OK;
@@ -139,7 +130,7 @@ struct Result {
   }
   std::vector<float> floats() const {  // float32 outputs
     std::vector<float> v;
-    for (uint32_t c : codes) v.push_back(AsFloat(c));
+    for (uint32_t c : codes) v.push_back(FloatOf(c));
     return v;
   }
 };

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -15,9 +14,8 @@
 #include "lib/dtype.h"
 #include "lib/kernels.h"
 #include "lib/minifloat.h"
-#include "lib/plan.h"
-#include "lib/reference.h"
 #include "qlinear/qlinear.h"
+#include "tests/harness.h"
 #include "tools/commands.h"
 #include "tools/progress.h"
 
@@ -71,6 +69,15 @@ void Put(std::vector<uint8_t>* out, int32_t t, float v) {
   }
 }
 
+// One checked case: counted, and its difference (if any) kept when it is the first.
+void Record(Tally* tally, int64_t elements, const std::string& what, const std::string& difference) {
+  ++tally->cases;
+  tally->elements += elements;
+  if (difference.empty()) return;
+  ++tally->failures;
+  if (tally->first_failure.empty()) tally->first_failure = what + difference;
+}
+
 size_t Bytes(int32_t t, int64_t n) { return static_cast<size_t>(StorageBytes(static_cast<DType>(t), static_cast<uint64_t>(n))); }
 
 // One random QuantizeLinear and one DequantizeLinear case; mismatches are recorded in tally.
@@ -109,83 +116,36 @@ void RunCase(std::mt19937& rng, Tally* tally) {
   if (Info(static_cast<DType>(yt)).kind == Kind::kInt) {
     for (uint8_t& b : zp) b = static_cast<uint8_t>(rng());
   }
-  const qlinear_tensor tx{xt, 2, xs.data(), x.data()};
-  const qlinear_tensor ts{st, static_cast<int32_t>(ss.size()), ss.data(), s.data()};
-  const qlinear_tensor tz{yt, static_cast<int32_t>(ss.size()), ss.data(), zp.data()};
-  qlinear_quantize_attrs a;
-  qlinear_quantize_attrs_init(&a);
-  a.axis = axis;
-  a.block_size = block;
-  a.saturate = static_cast<int32_t>(rng() & 1);
-  a.precision = (rng() % 3 == 0) ? QLINEAR_DTYPE_FLOAT16 : 0;
-  const size_t yb = Bytes(yt, rows * cols);
-  std::vector<uint8_t> y(yb + 16, 0xCD), want(yb);
-  QuantizePlan plan;
-  if (PlanQuantize(&tx, &ts, &tz, &a, &plan) != QLINEAR_OK ||
-      qlinear_quantize_linear(&tx, &ts, &tz, &a, y.data(), yb) != QLINEAR_OK) {
-    ++tally->failures;
-    if (tally->first_failure.empty()) tally->first_failure = std::string("rejected: ") + qlinear_last_error();
-    return;
-  }
-  QuantizeReference(plan, want.data(), 0, rows * cols);
-  ++tally->cases;
-  tally->elements += rows * cols;
-  bool ok = std::memcmp(y.data(), want.data(), yb) == 0;
-  for (size_t i = yb; i < y.size(); ++i) ok &= y[i] == 0xCD;
-  if (!ok) {
-    ++tally->failures;
-    if (tally->first_failure.empty()) {
-      size_t i = 0;
-      while (i < yb && y[i] == want[i]) ++i;
-      char where[160];
-      std::snprintf(where, sizeof(where), " scale %s prec %d sat %d shape [%lld, %lld] axis %lld block %lld: byte %zu got 0x%x want 0x%x",
-                    Name(static_cast<DType>(st)), static_cast<int>(a.precision), static_cast<int>(a.saturate),
-                    static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(axis),
-                    static_cast<long long>(block), i, i < yb ? y[i] : 0, i < yb ? want[i] : 0);
-      tally->first_failure = std::string("QuantizeLinear ") + Name(static_cast<DType>(xt)) + " -> " +
-                             Name(static_cast<DType>(yt)) + where;
-      if (std::getenv("QLINEAR_SELFTEST_DEBUG")) {
-        const int per = 8 / Info(static_cast<DType>(yt)).bits;
-        for (int64_t e = static_cast<int64_t>(i) * per; e < static_cast<int64_t>(i + 1) * per; ++e) {
-          const int64_t k = ScaleIndex(plan.layout, e);
-          std::fprintf(stderr, "e %lld x %.9g s %.9g zp %d want %d\n", static_cast<long long>(e),
-                       LoadReal(plan.x_type, plan.x, e), LoadReal(plan.scale_type, plan.scale, k),
-                       LoadInt(plan.y_type, plan.zero_point, k), QuantizeElement(plan, e));
-        }
-      }
-    }
-  }
-  // DequantizeLinear of the result back to float32/float16/bfloat16 (float scales only).
-  if (st == QLINEAR_DTYPE_INT32) return;
+  harness::QuantizeCall q;
+  q.x = {xt, xs, std::move(x)};
+  q.scale = {st, ss, std::move(s)};
+  q.zero_point = {yt, ss, std::move(zp)};
+  q.has_zero_point = true;
+  q.attrs.axis = axis;
+  q.attrs.block_size = block;
+  q.attrs.saturate = static_cast<int32_t>(rng() & 1);
+  q.attrs.precision = (rng() % 3 == 0) ? QLINEAR_DTYPE_FLOAT16 : 0;
+  char where[160];
+  std::snprintf(where, sizeof(where), " (scale %s, precision %d, saturate %d, shape [%lld, %lld], axis %lld, block %lld): ",
+                Name(static_cast<DType>(st)), static_cast<int>(q.attrs.precision), static_cast<int>(q.attrs.saturate),
+                static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(axis),
+                static_cast<long long>(block));
+  std::vector<uint8_t> y;
+  Record(tally, rows * cols, "QuantizeLinear " + std::string(Name(static_cast<DType>(xt))) + " -> " +
+                                 Name(static_cast<DType>(yt)) + where, harness::CheckQuantize(q, rng() % 8, &y));
+  // DequantizeLinear of the reference's result back to float32/float16/bfloat16.
+  if (y.empty()) return;
   const int32_t ot = kX[rng() % 3];
-  qlinear_dequantize_attrs da;
-  qlinear_dequantize_attrs_init(&da);
-  da.axis = axis;
-  da.block_size = block;
-  da.output_dtype = ot;
-  const qlinear_tensor tq{yt, 2, xs.data(), want.data()};
-  const bool zp_ok = Info(static_cast<DType>(yt)).kind == Kind::kInt;
-  const size_t ob = Bytes(ot, rows * cols);
-  std::vector<uint8_t> d(ob + 16, 0xCD), dwant(ob);
-  DequantizePlan dplan;
-  if (PlanDequantize(&tq, &ts, zp_ok ? &tz : nullptr, &da, &dplan) != QLINEAR_OK ||
-      qlinear_dequantize_linear(&tq, &ts, zp_ok ? &tz : nullptr, &da, d.data(), ob) != QLINEAR_OK) {
-    ++tally->failures;
-    if (tally->first_failure.empty()) tally->first_failure = std::string("rejected: ") + qlinear_last_error();
-    return;
-  }
-  DequantizeReference(dplan, dwant.data(), 0, rows * cols);
-  ++tally->cases;
-  tally->elements += rows * cols;
-  ok = std::memcmp(d.data(), dwant.data(), ob) == 0;
-  for (size_t i = ob; i < d.size(); ++i) ok &= d[i] == 0xCD;
-  if (!ok) {
-    ++tally->failures;
-    if (tally->first_failure.empty()) {
-      tally->first_failure = std::string("DequantizeLinear ") + Name(static_cast<DType>(yt)) + " -> " +
-                             Name(static_cast<DType>(ot));
-    }
-  }
+  harness::DequantizeCall d;
+  d.x = {yt, xs, std::move(y)};
+  d.scale = std::move(q.scale);
+  d.zero_point = std::move(q.zero_point);
+  d.has_zero_point = Info(static_cast<DType>(yt)).kind == Kind::kInt;
+  d.attrs.axis = axis;
+  d.attrs.block_size = block;
+  d.attrs.output_dtype = ot;
+  Record(tally, rows * cols, "DequantizeLinear " + std::string(Name(static_cast<DType>(yt))) + " -> " +
+                                 Name(static_cast<DType>(ot)) + where, harness::CheckDequantize(d, 0, -1, rng() % 8));
 }
 
 }  // namespace
