@@ -309,11 +309,12 @@ struct Start {
   Attrs a;
   int v = 0;
   int64_t x_count = 0, scale_count = 0, zp_count = 0;
+  DType xt = DType::kUndefined, st = DType::kUndefined;  // x's and the scale's
 };
 template <class Attrs>
 qlinear_status StartPlan(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
                          const Attrs* attrs_in, void (*init)(Attrs*), const char* scale_name, const char* zp_name,
-                         Start<Attrs>* st) {
+                         PlanBase* p, Start<Attrs>* st) {
   if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
   if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "%s: tensor pointer is NULL", scale_name);
   qlinear_status s = ReadAttrs(attrs_in, init, &st->a);
@@ -322,6 +323,9 @@ qlinear_status StartPlan(const qlinear_tensor* x, const qlinear_tensor* scale, c
   if ((s = CheckTensor("x", *x, &st->x_count)) != QLINEAR_OK) return s;
   if ((s = CheckTensor(scale_name, *scale, &st->scale_count)) != QLINEAR_OK) return s;
   if (zp != nullptr && (s = CheckTensor(zp_name, *zp, &st->zp_count)) != QLINEAR_OK) return s;
+  p->version = st->v;
+  st->xt = static_cast<DType>(x->dtype);
+  st->st = static_cast<DType>(scale->dtype);
   return QLINEAR_OK;
 }
 
@@ -347,14 +351,11 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
                             QuantizePlan* p) {
   static const char* kOp = "QuantizeLinear";
   Start<qlinear_quantize_attrs> start;
-  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_quantize_attrs_init, "y_scale", "y_zero_point", &start);
+  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_quantize_attrs_init, "y_scale", "y_zero_point", p, &start);
   if (s != QLINEAR_OK) return s;
-  const qlinear_quantize_attrs& a = start.a;
-  const int v = p->version = start.v;
-  const int64_t x_count = start.x_count, scale_count = start.scale_count, zp_count = start.zp_count;
+  const auto& [a, v, x_count, scale_count, zp_count, xt, st] = start;
 
   // Types of x and the scale, per operator version.
-  const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
   if (v < 19 ? !OneOf(xt, {DType::kFloat32, DType::kInt32})
              : !OneOf(xt, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32})) {
     return WrongType("x", xt, kOp, v, v < 19 ? kQXTypes10 : kQXTypes19);
@@ -450,13 +451,10 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
                               DequantizePlan* p) {
   static const char* kOp = "DequantizeLinear";
   Start<qlinear_dequantize_attrs> start;
-  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_dequantize_attrs_init, "x_scale", "x_zero_point", &start);
+  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_dequantize_attrs_init, "x_scale", "x_zero_point", p, &start);
   if (s != QLINEAR_OK) return s;
-  const qlinear_dequantize_attrs& a = start.a;
-  const int v = p->version = start.v;
-  const int64_t x_count = start.x_count, scale_count = start.scale_count, zp_count = start.zp_count;
+  const auto& [a, v, x_count, scale_count, zp_count, xt, st] = start;
 
-  const DType xt = static_cast<DType>(x->dtype), st = static_cast<DType>(scale->dtype);
   if ((s = CheckQuantizedType("x", xt, false, kOp, v)) != QLINEAR_OK) return s;
   if (v < 19) {
     if (st != DType::kFloat32) return WrongType("x_scale", st, kOp, v, "float32");
