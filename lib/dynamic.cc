@@ -305,6 +305,10 @@ qlinear_status PlanDynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs*
 
   // The scale's shape (qlinear.h), then QuantizeLinear's own plan for it.
   int64_t axis = 0;
+  if (g != QLINEAR_GRANULARITY_TENSOR && xv.rank == 0) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "granularity: x of rank 0 has no axis for %s scales; use TENSOR",
+                g == QLINEAR_GRANULARITY_AXIS ? "AXIS" : "BLOCK");
+  }
   if (g != QLINEAR_GRANULARITY_TENSOR && (s = NormalizeAxis(a.axis, xv.rank, &axis)) != QLINEAR_OK) {
     return s;
   }

@@ -26,7 +26,8 @@ struct DynamicCommandOptions {
   int64_t axis = -1;
   int64_t block_size = 32;
   std::string scale_type;     // empty: the rule's default
-  std::string input;          // raw little-endian float32 file; empty: random values
+  bool input_given = false;
+  std::string input;          // raw little-endian float32 file (input_given); else random values
   int64_t elements = 1 << 22; // random values
   std::vector<int64_t> shape; // empty: [n / 1024, 1024] when 1024 divides n, else [n]
   int threads = 1;            // > 1: the parallel entry point

@@ -1,9 +1,11 @@
 // `qlinear dynamic`: dynamic quantization of random data or a raw float32 file with a chosen rule
 // and type; prints the reconstruction error (max |x - DQ(Q(x))|, SQNR) and the rate, so a user
 // can compare int8 / int4 / MXFP8 / MXFP4 settings on their own tensor.
+#include <sys/stat.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -44,7 +46,7 @@ bool ParseGranularity(const std::string& name, int32_t* granularity) {
 
 bool ParseDataType(const std::string& name, int32_t* dtype) {
   for (int32_t code = 1; code < 64; ++code) {
-    if (name == qlinear_dtype_name(code)) {
+    if (name != "unknown" && name == qlinear_dtype_name(code)) {  // "unknown": codes without a type
       *dtype = code;
       return true;
     }
@@ -65,10 +67,36 @@ int Fail(const char* what, const std::string& detail) {
   return 2;
 }
 
+// The library's message with its attribute name replaced by the option that sets it.
+int FailWithLibraryMessage(const std::string& message) {
+  static const struct {
+    const char* field;
+    const char* option;
+  } kOptions[] = {{"output_dtype: ", "--type: "}, {"scale_dtype: ", "--scale-type: "}, {"axis: ", "--axis: "},
+                  {"block_size: ", "--block-size: "}, {"granularity: ", "--granularity: "}, {"rule: ", "--rule: "}};
+  for (const auto& o : kOptions) {
+    if (message.rfind(o.field, 0) == 0) return Fail(o.option, message.substr(std::strlen(o.field)));
+  }
+  return Fail("", message);
+}
+
 // At most kMaxValues values (1 GiB of float32): a larger file is refused, not read.
 constexpr size_t kMaxValues = size_t{1} << 28;
 
 bool ReadFloats(const std::string& path, std::vector<float>* x, std::string* why) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxValues * 4) {
+    *why = "more than " + std::to_string(kMaxValues) + " values";
+    return false;
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     *why = std::strerror(errno);
@@ -107,6 +135,9 @@ int RunDynamic(const DynamicCommandOptions& o) {
   if (!o.scale_type.empty() && !ParseDataType(o.scale_type, &c.scale_dtype)) {
     return Fail("unknown scale type ", "'" + o.scale_type + "'");
   }
+  if (c.granularity == QLINEAR_GRANULARITY_TENSOR && o.axis_given) {
+    return Fail("granularity tensor takes no --axis ", "(one scale for the whole tensor)");
+  }
   if (c.granularity == QLINEAR_GRANULARITY_AXIS && !o.axis_given) {
     return Fail("granularity axis needs --axis ", "(per row of [rows, cols]: 0)");
   }
@@ -116,7 +147,8 @@ int RunDynamic(const DynamicCommandOptions& o) {
   // The data: a raw float32 file, or normal values with an outlier every 997 elements.
   std::vector<float> x;
   std::string source;
-  if (!o.input.empty()) {
+  if (o.input_given && o.input.empty()) return Fail("--input: an empty path", "");
+  if (o.input_given) {
     std::string why;
     if (!ReadFloats(o.input, &x, &why)) return Fail("cannot read float32 values from ", o.input + ": " + why);
     if (x.empty()) return Fail("no values in ", o.input);
@@ -154,7 +186,7 @@ int RunDynamic(const DynamicCommandOptions& o) {
 
   DynamicResult r;
   Status s = QuantizeDynamic(tx, a, &r, popt);
-  if (!s.ok()) return Fail("", s.message());
+  if (!s.ok()) return FailWithLibraryMessage(s.message());
   // The rate: the call on the allocated outputs, best of `repeats`.
   double best = 1e30;
   for (int rep = 0; rep < std::max(1, o.repeats); ++rep) {
@@ -178,10 +210,14 @@ int RunDynamic(const DynamicCommandOptions& o) {
   s = DequantizeLinear(ty, r.ScaleView(), r.ZeroPointView(&zs), da, dq.data(), dq.size() * sizeof(float));
   if (!s.ok()) return Fail("", s.message());
   double max_err = 0.0, signal = 0.0, noise = 0.0;
-  int64_t skipped = 0;
+  int64_t skipped = 0, lost = 0;  // NaN/Inf inputs; finite inputs that came back NaN or Inf
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!std::isfinite(x[i]) || !std::isfinite(dq[i])) {
+    if (!std::isfinite(x[i])) {
       ++skipped;
+      continue;
+    }
+    if (!std::isfinite(dq[i])) {
+      ++lost;
       continue;
     }
     const double e = static_cast<double>(x[i]) - dq[i];
@@ -200,13 +236,21 @@ int RunDynamic(const DynamicCommandOptions& o) {
   std::printf("  rule %s -> %s, %s, %s scales (%lld)%s\n", o.rule.c_str(), Name(a.output_dtype),
               groups_text.c_str(), Name(r.scale_dtype), static_cast<long long>(groups),
               r.has_zero_point ? " and zero points" : "");
-  std::printf("  max |x - DQ(Q(x))|  %.6g\n", max_err);
-  if (noise == 0.0) {
-    std::printf("  SQNR                exact (no error)\n");
+  const int64_t compared = n - skipped - lost;
+  std::printf("  max |x - DQ(Q(x))|  %.6g (over %lld finite values that came back finite)\n", max_err,
+              static_cast<long long>(compared));
+  if (compared == 0) {
+    std::printf("  SQNR                none (no value to compare)\n");
+  } else if (noise == 0.0) {
+    std::printf("  SQNR                %s\n", lost == 0 ? "exact (no error)" : "no error on the values compared");
   } else {
     std::printf("  SQNR                %.2f dB\n", 10.0 * std::log10(signal / noise));
   }
-  if (skipped > 0) std::printf("  (%lld NaN/Inf values or results left out of both)\n", static_cast<long long>(skipped));
+  if (skipped > 0) std::printf("  %lld NaN/Inf inputs left out\n", static_cast<long long>(skipped));
+  if (lost > 0) {
+    std::printf("  %lld finite values came back NaN or Inf (left out above): their group holds a NaN or Inf,\n"
+                "  which gives MX and POW2_CEIL the NaN scale\n", static_cast<long long>(lost));
+  }
   std::printf("  rate                %.3f G elements/s (best of %d%s)\n", static_cast<double>(n) / best * 1e-9,
               std::max(1, o.repeats), o.threads > 1 ? (", " + std::to_string(o.threads) + " threads").c_str() : "");
   return 0;

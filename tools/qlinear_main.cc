@@ -27,7 +27,7 @@ CLI::Validator DecimalIn(int64_t lo, int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
         if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
-          return "'" + s + "' is not a whole number of elements (digits only)";
+          return "'" + s + "' is not a whole number (digits only)";
         }
         const long long v = std::strtoll(s.c_str(), nullptr, 10);
         if (v < lo || v > hi) {
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
       ->check(DecimalIn(1, int64_t{1} << 30));
   dynamic->add_option("--scale-type", dyn.scale_type,
                       "float32, float16, bfloat16 or float8e8m0 (default: the rule's)");
-  dynamic->add_option("--input", dyn.input, "Raw little-endian float32 file (default: random values)")
+  auto* dyn_input = dynamic->add_option("--input", dyn.input, "Raw little-endian float32 file (default: random values)")
       ->type_name("FILE");
   dynamic->add_option("--elements", dyn_elements,
                       "Random values, 1 to " + std::to_string(kMaxDemoElements) + " (default 4194304)")
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
                                             "when 1024 divides n, else [n])")
       ->type_name("D,D,...")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, kMaxDemoElements));
+      ->check(DecimalIn(0, kMaxDemoElements));
   dynamic->add_option("--threads", dyn_threads, "Threads, 1 to 1024 (default 1)")
       ->type_name("N")
       ->check(DecimalIn(1, 1024));
@@ -201,6 +201,7 @@ int main(int argc, char** argv) {
       dyn.axis = axis;
       dyn.axis_given = true;
     }
+    dyn.input_given = dyn_input->count() > 0;
     dyn.elements = std::strtoll(dyn_elements.c_str(), nullptr, 10);
     dyn.block_size = std::strtoll(dyn_block.c_str(), nullptr, 10);
     dyn.threads = static_cast<int>(std::strtol(dyn_threads.c_str(), nullptr, 10));

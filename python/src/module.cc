@@ -175,9 +175,10 @@ int32_t ParseType(py::handle spec, const char* arg) {
   }
   if (PyLong_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
     const long long code = PyLong_AsLongLong(spec.ptr());
-    if (code == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (code == -1 && PyErr_Occurred()) PyErr_Clear();  // too large: no type's code either
     if (Facts(code).bits == 0) {
-      Raise(PyExc_TypeError, Format("%s: %lld is not a TensorProto type code that qlinear handles", arg, code));
+      const std::string text = py::str(spec);
+      Raise(PyExc_TypeError, Format("%s: %s is not a TensorProto type code that qlinear handles", arg, text.c_str()));
     }
     return static_cast<int32_t>(code);
   }
@@ -858,7 +859,7 @@ bool ParallelOptions(const Keywords& k, const Coverage& c, qlinear_parallel_opti
     Raise(PyExc_ValueError, "threads: a first=/count= call runs serially (the range entry points); drop threads=");
   }
   const int64_t threads = k.Int(kThreads, 0);
-  if (threads < 0 || threads > INT32_MAX) Raise(PyExc_ValueError, "threads: must be None or 0..2^31-1");
+  if (threads < 0 || threads > 65536) Raise(PyExc_ValueError, "threads: must be None or 0..65536");
   qlinear_parallel_options_init(o);
   o->max_threads = static_cast<int32_t>(threads);
   return true;
@@ -968,6 +969,9 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
     Raise(PyExc_ValueError, "axis: granularity \"axis\" needs an axis (a scale per row of [rows, cols]: axis=0)");
   }
   if (!axis.is_none() && !IsIntNumber(axis)) Raise(PyExc_TypeError, "axis: must be an int or None");
+  if (a.granularity == QLINEAR_GRANULARITY_TENSOR && !axis.is_none()) {
+    Raise(PyExc_ValueError, "axis: granularity \"tensor\" takes no axis (one scale for the whole tensor)");
+  }
   a.axis = OptionalInt(axis, "axis", -1);
   if (!block_size.is_none() && !IsIntNumber(block_size)) Raise(PyExc_TypeError, "block_size: must be an int or None");
   a.block_size = OptionalInt(block_size, "block_size", a.granularity == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
@@ -979,7 +983,7 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
   if (parallel) {
     if (!IsIntNumber(threads)) Raise(PyExc_TypeError, "threads: must be an int or None");
     const int64_t n = OptionalInt(threads, "threads", 0);
-    if (n < 0 || n > INT32_MAX) Raise(PyExc_ValueError, "threads: must be None or 0..2^31-1");
+    if (n < 0 || n > 65536) Raise(PyExc_ValueError, "threads: must be None or 0..65536");
     qlinear_parallel_options_init(&o);
     o.max_threads = static_cast<int32_t>(n);
   }

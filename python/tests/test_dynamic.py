@@ -158,3 +158,11 @@ def test_errors():
         qlinear.quantize_dynamic(np.ones(4, np.int32), "int8")
     with pytest.raises(TypeError):
         qlinear.quantize_dynamic(x)
+    with pytest.raises(ValueError, match="axis: granularity \"tensor\" takes no axis"):
+        qlinear.quantize_dynamic(x, "int8", granularity="tensor", axis=0)
+    with pytest.raises(ValueError, match="granularity: x of rank 0 has no axis for BLOCK scales"):
+        qlinear.quantize_dynamic(np.float32(2.0).reshape(()), "int8")
+    with pytest.raises(TypeError, match="scale_dtype: 1180591620717411303424 is not a TensorProto type code"):
+        qlinear.quantize_dynamic(x, "int8", scale_dtype=2**70)
+    with pytest.raises(ValueError, match="threads: must be None or 0..65536"):
+        qlinear.quantize_dynamic(x, "int8", threads=70000)

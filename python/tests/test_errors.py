@@ -137,8 +137,10 @@ def test_ranges_and_threads():
         qlinear.quantize_linear(X, 0.1, shape=(100,), first=20, count=4)
     with raises(ValueError, "threads: a first=/count= call runs serially"):
         qlinear.quantize_linear(X, 0.1, first=2, threads=2)
-    with raises(ValueError, "threads: must be None or 0..2^31-1"):
+    with raises(ValueError, "threads: must be None or 0..65536"):
         qlinear.quantize_linear(X, 0.1, threads=-1)
+    with raises(ValueError, "threads: must be None or 0..65536"):
+        qlinear.quantize_linear(X, 0.1, threads=65537)
     with raises(ValueError, "shape: dimension 1 is negative or missing"):
         qlinear.dequantize_linear(np.zeros(3, np.uint8), 1.0, x_dtype="int4", packed=True, shape=(2, -3))
 
