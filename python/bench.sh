@@ -11,7 +11,7 @@ export PYTHONPATH=$build/python
 target=$($py -c 'import qlinear; print(qlinear.active_target())')
 echo "== C: $build/bench/qlinear_bench (target $target)"
 "$build/bench/qlinear_bench" --benchmark_min_time=0.5 --benchmark_repetitions=5 \
-  --benchmark_filter="^(Overhead/float32->int8/tensor/$target/64|Quantize/float32->int8/tensor/$target/1048576)\$"
+  --benchmark_filter="^(Overhead/float32->int8/tensor/$target/64|Quantize/float32->int8/tensor/$target/1048576)/real_time\$"
 for n in 64 1048576; do
   setup="import numpy as np, qlinear; x = np.random.default_rng(1).normal(0, 2, $n).astype(np.float32)"
   setup+="; y = np.empty($n, np.int8); s = np.float32(0.02)"
