@@ -494,11 +494,14 @@ void RegisterDynamic() {
       const std::string rest = std::string("/float32->") + qlinear_dtype_name(c.y) + "/" + c.groups + "/" + TargetLabel(t);
       if (t == kReference) {
         benchmark::RegisterBenchmark(("QuantizeDynamic" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kScalarReference, t)
-            ->Arg(1 << 16);  // the reference is slow by design
+            ->Arg(1 << 16)
+            ->UseRealTime();  // the reference is slow by design
         continue;
       }
-      auto* d = benchmark::RegisterBenchmark(("QuantizeDynamic" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kDynamic, t);
-      auto* g = benchmark::RegisterBenchmark(("QuantizeGivenScales" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kGivenScales, t);
+      auto* d = benchmark::RegisterBenchmark(("QuantizeDynamic" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kDynamic, t)
+                    ->UseRealTime();
+      auto* g = benchmark::RegisterBenchmark(("QuantizeGivenScales" + rest).c_str(), BM_QuantizeDynamic, c, DynamicRow::kGivenScales, t)
+                    ->UseRealTime();
       for (int64_t s : sizes) {
         d->Arg(s);
         g->Arg(s);
