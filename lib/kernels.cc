@@ -75,6 +75,24 @@ ReciprocalFacts ReciprocalsDriver(const float* HWY_RESTRICT s, int64_t n, float*
   return f;
 }
 
+ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto exponent = hn::Set(di, 0x7F800000), magnitude = hn::Set(di, 0x7FFFFFFF);
+  auto nonfinite = hn::Zero(di), zero = hn::Zero(di);
+  int64_t k = 0;
+  for (; k + N <= n; k += N) {
+    const auto bits = hn::BitCast(di, hn::LoadU(df, s + k));
+    nonfinite = hn::Or(nonfinite, hn::VecFromMask(di, hn::Eq(hn::And(bits, exponent), exponent)));
+    zero = hn::Or(zero, hn::VecFromMask(di, hn::Eq(hn::And(bits, magnitude), hn::Zero(di))));
+  }
+  ScaleFacts f = ScalarScaleFacts(s, k, n);
+  f.finite = f.finite && hn::AllTrue(di, hn::Eq(nonfinite, hn::Zero(di)));
+  f.zero = f.zero || !hn::AllTrue(di, hn::Eq(zero, hn::Zero(di)));
+  return f;
+}
+
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -91,6 +109,7 @@ HWY_EXPORT(DequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
 HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
+HWY_EXPORT(ScaleFactsDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -310,6 +329,11 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
 ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
   if (n >= 64) return QLINEAR_DISPATCH(ReciprocalsDriver)(s, n, r);
   return ScalarReciprocals(s, 0, n, r);  // few scales: not worth a dispatch
+}
+
+ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {
+  if (n >= 64) return QLINEAR_DISPATCH(ScaleFactsDriver)(s, n);
+  return ScalarScaleFacts(s, 0, n);
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }

@@ -84,6 +84,29 @@ inline ReciprocalFacts ScalarReciprocals(const float* s, int64_t k0, int64_t n, 
   return f;
 }
 
+// Whether every s[k] (k < n) is finite, and whether one is zero (DequantizeLinear's NaN check,
+// params.h ProductsExact); vector form for many scales.
+struct ScaleFacts {
+  bool finite = true;
+  bool zero = false;
+};
+ScaleFacts ComputeScaleFacts(const float* s, int64_t n);
+
+// The same for k in [k0, n), one at a time, on the bits (no early exit: the loop vectorizes).
+inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
+  uint32_t nonfinite = 0, zero = 0;
+  for (int64_t k = k0; k < n; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, &s[k], 4);
+    nonfinite |= (bits & 0x7F800000u) == 0x7F800000u;
+    zero |= (bits & 0x7FFFFFFFu) == 0;
+  }
+  ScaleFacts f;
+  f.finite = nonfinite == 0;
+  f.zero = zero != 0;
+  return f;
+}
+
 // OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a
 // target this build and CPU can run (every call that computes), QLINEAR_QUANTIZE_PATH not one
 // of its values (calls that quantize). Sets the thread's message.

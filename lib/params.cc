@@ -172,11 +172,8 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
 
 bool DecodedParams::ProductsExact(DType x_type) const {
   const bool may_be_inf = x_type == DType::kFloat8E5M2;  // the only input with an Inf code
-  for (int64_t k = 0; k < n_; ++k) {
-    const float s = prm_.scales[k];
-    if (!std::isfinite(s) || (may_be_inf && s == 0.0f)) return false;
-  }
-  return true;
+  const ScaleFacts f = ComputeScaleFacts(prm_.scales, n_);
+  return f.finite && !(may_be_inf && f.zero);
 }
 
 bool DecodedParams::GradientFactorsExact(float lda) const {

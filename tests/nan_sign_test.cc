@@ -250,6 +250,35 @@ void DequantizeNaNScalePayload(int64_t lanes) {
   }
 }
 
+// More scales than the check of every scale does one at a time (it takes whole vectors of them
+// from 64 on): one special scale among ones, at the first, a middle and the last column, times
+// float8e5m2 codes of every class (e5m2 has Inf codes: Inf * 0 makes a NaN).
+void DequantizeManyScales(int64_t lanes) {
+  const int64_t cols = 64 + 2 * lanes + 3;
+  const uint32_t kCodes[] = {0x00, 0x80, 0x7C, 0xFC, 0x7E, 0xFE, 0x3C, 0xBC};  // kOperands' order
+  std::vector<uint8_t> xs;
+  for (int i = 0; i < kCount; ++i) xs.insert(xs.end(), static_cast<size_t>(cols), static_cast<uint8_t>(kCodes[i]));
+  const int64_t shape[2] = {kCount, cols};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT8E5M2, 2, shape, xs.data()};
+  for (int j = 0; j < kCount; ++j) {
+    for (int64_t at : {int64_t{0}, cols / 2, cols - 1}) {
+      std::vector<uint8_t> ss;
+      for (int64_t c = 0; c < cols; ++c) Put(&ss, QLINEAR_DTYPE_FLOAT, c == at ? kOperands[j] : Value{Kind::kOne, false});
+      const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, &cols, ss.data()};
+      std::vector<uint32_t> y(xs.size(), 0xCDCDCDCDu);
+      ASSERT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, nullptr, y.data(), y.size() * 4), QLINEAR_OK)
+          << qlinear_last_error();
+      for (int i = 0; i < kCount; ++i) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const Value s = c == at ? kOperands[j] : Value{Kind::kOne, false};
+          ASSERT_EQ(y[static_cast<size_t>(i * cols + c)], F32Bits(Multiply(kOperands[i], s)))
+              << "scale " << j << " at column " << at << ", x " << i << ", column " << c;
+        }
+      }
+    }
+  }
+}
+
 // The backward pass: x = 0 is not clamped where the scale is finite and nonzero or infinite
 // (0 / Inf = 0), and is clamped (dx = +0) where it is 0 or NaN; dx = dy * (lda / s) by the rule.
 void BackwardTable() {
@@ -376,6 +405,7 @@ TEST_P(NaNSignTest, QuantizeTable) {
 TEST_P(NaNSignTest, DequantizeAndBackwardTables) {
   DequantizeTable();
   DequantizeNaNScalePayload(lanes_);
+  DequantizeManyScales(lanes_);
   BackwardTable();
 }
 
