@@ -28,6 +28,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 #define QLINEAR_INLINE_LAMBDA
 #endif
 
+// Keeps the memory accesses before it before those after it in the generated code (no
+// instruction is emitted): independent stores stay in address order (dequantize-inl.h StoreFourY).
+#if defined(__GNUC__) || defined(__clang__)
+#define QLINEAR_KEEP_ORDER() __asm__ __volatile__("" ::: "memory")
+#else
+#define QLINEAR_KEEP_ORDER()
+#endif
+
 #undef QLINEAR_AVX512  // per target: this file is included once for each
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 #define QLINEAR_AVX512 1
