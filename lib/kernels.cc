@@ -326,15 +326,11 @@ void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale,
   QLINEAR_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
 }
 
-ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
-  if (n >= 64) return QLINEAR_DISPATCH(ReciprocalsDriver)(s, n, r);
-  return ScalarReciprocals(s, 0, n, r);  // few scales: not worth a dispatch
+ReciprocalFacts VectorReciprocals(const float* s, int64_t n, float* r) {
+  return QLINEAR_DISPATCH(ReciprocalsDriver)(s, n, r);
 }
 
-ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {
-  if (n >= 64) return QLINEAR_DISPATCH(ScaleFactsDriver)(s, n);
-  return ScalarScaleFacts(s, 0, n);
-}
+ScaleFacts VectorScaleFacts(const float* s, int64_t n) { return QLINEAR_DISPATCH(ScaleFactsDriver)(s, n); }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }
 

@@ -68,8 +68,8 @@ struct ReciprocalFacts {
   bool powers_of_two = true;
 };
 
-// r[k] = 1 / s[k] for k < n (vector form for many scales).
-ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r);
+// r[k] = 1 / s[k] for k < n, the vector form (dispatched; worth it from about 64 scales).
+ReciprocalFacts VectorReciprocals(const float* s, int64_t n, float* r);
 
 // The same for k in [k0, n), one at a time (few scales, and the vector form's tail).
 inline ReciprocalFacts ScalarReciprocals(const float* s, int64_t k0, int64_t n, float* r) {
@@ -84,13 +84,18 @@ inline ReciprocalFacts ScalarReciprocals(const float* s, int64_t k0, int64_t n, 
   return f;
 }
 
+// r[k] = 1 / s[k] for k < n: inline for the few scales of most calls, vector form for many.
+inline ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
+  return n < 64 ? ScalarReciprocals(s, 0, n, r) : VectorReciprocals(s, n, r);
+}
+
 // Whether every s[k] (k < n) is finite, and whether one is zero (DequantizeLinear's NaN check,
 // params.h ProductsExact); vector form for many scales.
 struct ScaleFacts {
   bool finite = true;
   bool zero = false;
 };
-ScaleFacts ComputeScaleFacts(const float* s, int64_t n);
+ScaleFacts VectorScaleFacts(const float* s, int64_t n);  // dispatched
 
 // The same for k in [k0, n), one at a time, on the bits (no early exit: the loop vectorizes).
 inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
@@ -105,6 +110,9 @@ inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
   f.finite = nonfinite == 0;
   f.zero = zero != 0;
   return f;
+}
+inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {
+  return n < 64 ? ScalarScaleFacts(s, 0, n) : VectorScaleFacts(s, n);
 }
 
 // OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a

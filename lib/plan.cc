@@ -88,9 +88,15 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
                   name, ShapeText(t).text);
     }
   }
-  uint64_t bytes = 0;
-  const qlinear_status s = CheckBytes(name, info->type, static_cast<int64_t>(n), &bytes);
-  if (s != QLINEAR_OK) return s;
+  // Storage within kMaxBytes; CheckBytes (out of line) only for counts near the limit, where it
+  // words the failure.
+  const int bits = info->bits;
+  const uint64_t max_object = bits >= 8 ? kMaxBytes >> __builtin_ctz(static_cast<unsigned>(bits / 8)) : UINT64_MAX;
+  if (n > max_object) {
+    uint64_t bytes = 0;
+    const qlinear_status s = CheckBytes(name, info->type, static_cast<int64_t>(n), &bytes);
+    if (s != QLINEAR_OK) return s;
+  }
   if (n > 0 && t.data == nullptr) {
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: data is NULL with %llu elements", name,
                 static_cast<unsigned long long>(n));
