@@ -115,6 +115,12 @@ inline uint64_t StorageBytes(DType t, uint64_t count) {
   return bits >= 8 ? count * (bits / 8) : (count + (8 / bits) - 1) / (8 / bits);
 }
 
+// Byte offset of element `elements` from element 0 of a tensor of type t (elements is a multiple
+// of the per-byte count for sub-byte types).
+inline size_t ByteOffset(DType t, int64_t elements) {
+  return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
+}
+
 // Largest element count whose StorageBytes does not overflow uint64.
 inline uint64_t MaxCountFor(DType t) {
   const uint64_t bits = static_cast<uint64_t>(Info(t).bits);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dispatch.h"
 #include "error.h"
 #include "fpenv.h"
 #include "params.h"
@@ -26,7 +27,39 @@ HWY_BEFORE_NAMESPACE();
 namespace qlinear {
 namespace HWY_NAMESPACE {
 
-void QuantizeDriver(const QuantizePlan& p, const QuantParams& prm, void* y) {
+// The quantize path of this target when nothing forces one (both are exact; this is the faster
+// one): the reciprocal path on every vector target, division on the one-lane fallback, where
+// the flag test costs more than the division saves. Measured by the benchmark's -div / -recip
+// rows (docs/performance.md).
+constexpr QuantizePath kOwnPath =
+    HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128 ? QuantizePath::kReciprocal : QuantizePath::kDivision;
+
+bool ReciprocalPathDriver() { return kOwnPath == QuantizePath::kReciprocal; }
+
+// kPiece(plan, params, y) over the whole plan, or over its pieces through split's parallel-for.
+template <auto kPiece, class Plan>
+void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* split) {
+  if (split == nullptr) return kPiece(p, prm, y);
+  struct Context {
+    const Plan* plan;
+    void* y;
+    const QuantParams* prm;
+    int64_t per_task;
+  } ctx{&p, y, &prm, split->per_task};
+  const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
+  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
+    const Context& k = *static_cast<const Context*>(c);
+    Plan piece = *k.plan;
+    piece.begin = k.plan->begin + t * k.per_task;
+    piece.end = std::min(k.plan->end, piece.begin + k.per_task);
+    const int64_t skip = piece.begin - k.plan->begin;
+    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(piece.x_type, skip);
+    kPiece(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(piece.y_type, skip));
+  }, &ctx);
+}
+
+void QuantizePiece(const QuantizePlan& p, const QuantParams& prm, void* y) {
   if (prm.vector) {
     QuantizeVector(p, prm, y);
   } else {
@@ -34,7 +67,7 @@ void QuantizeDriver(const QuantizePlan& p, const QuantParams& prm, void* y) {
   }
 }
 
-void DequantizeDriver(const DequantizePlan& p, const QuantParams& prm, void* y) {
+void DequantizePiece(const DequantizePlan& p, const QuantParams& prm, void* y) {
   if (prm.vector) {
     DequantizeVector(p, prm, y);
   } else {
@@ -42,16 +75,29 @@ void DequantizeDriver(const DequantizePlan& p, const QuantParams& prm, void* y) 
   }
 }
 
-void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
-                           bool reciprocal) {
-  DynamicQuantize(x, n, y, scale, zp, reciprocal);
+// A whole QuantizeLinear call on this target (one dispatch per call): the scales decoded once,
+// the path chosen (`path`: the one forced, or kAuto), then the pieces.
+void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* split, QuantizePath path) {
+  if (!VectorQuantizeSupported(p)) return RunPlan<QuantizePiece>(p, y, QuantParams(), split);
+  if (path == QuantizePath::kAuto) path = kOwnPath;
+  // The reciprocal path needs the quotient in float32 (no second rounding).
+  const bool reciprocals = p.prec == Prec::kF32 && path == QuantizePath::kReciprocal;
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
+                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
+  RunPlan<QuantizePiece>(p, y, d.params(), split);
 }
 
-// The quantize path of this target when nothing forces one (both are exact; this is the faster
-// one): the reciprocal path on every vector target, division on the one-lane fallback, where
-// the flag test costs more than the division saves. Measured by the benchmark's -div / -recip
-// rows (docs/performance.md).
-bool ReciprocalPathDriver() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
+void ExecuteDequantizeDriver(const DequantizePlan& p, void* y, const TaskSplit* split) {
+  if (!VectorDequantizeSupported(p)) return RunPlan<DequantizePiece>(p, y, QuantParams(), split);
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
+                        ParamsFor::kDequantize);
+  RunPlan<DequantizePiece>(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split);
+}
+
+void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
+                           QuantizePath path) {
+  DynamicQuantize(x, n, y, scale, zp, (path == QuantizePath::kAuto ? kOwnPath : path) == QuantizePath::kReciprocal);
+}
 
 // r[k] = 1 / s[k]; whether every r[k] is a normal float32 (exponent field neither 0 nor 255)
 // and every s[k] a power of two (fraction field zero).
@@ -104,8 +150,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace qlinear {
 
-HWY_EXPORT(QuantizeDriver);
-HWY_EXPORT(DequantizeDriver);
+HWY_EXPORT(ExecuteQuantizeDriver);
+HWY_EXPORT(ExecuteDequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
 HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
@@ -172,19 +218,6 @@ const EnvironmentPin& EnvPin() {
   return pin;
 }
 
-// The entry of a dispatch table for the pinned target (its index as Highway's own chooser
-// computes it), or Highway's choice.
-template <class Fn, size_t kEntries>
-Fn Dispatch(Fn const (&table)[kEntries]) {
-  (void)EnvPin();  // QLINEAR_TARGET applies from the first call on
-  const int64_t pinned = g_pinned.load(std::memory_order_relaxed);
-  if (pinned == 0) return table[hwy::GetChosenTarget().GetIndex()];
-  hwy::ChosenTarget chosen;
-  chosen.Update(pinned);
-  return table[chosen.GetIndex()];
-}
-#define QLINEAR_DISPATCH(FUNC) (*Dispatch(HWY_DISPATCH_TABLE(FUNC)))
-
 // ---- the quantize path ---------------------------------------------------------------------
 
 std::atomic<int> g_quantize_path{static_cast<int>(QuantizePath::kAuto)};
@@ -211,11 +244,10 @@ const EnvironmentPath& EnvPath() {
   return env;
 }
 
-bool UseReciprocal() {
-  QuantizePath path = static_cast<QuantizePath>(g_quantize_path.load(std::memory_order_relaxed));
-  if (path == QuantizePath::kAuto) path = EnvPath().path;
-  if (path == QuantizePath::kAuto) return QLINEAR_DISPATCH(ReciprocalPathDriver)();
-  return path == QuantizePath::kReciprocal;
+// The path forced by the test hook or QLINEAR_QUANTIZE_PATH, or kAuto (the target's own).
+QuantizePath RequestedPath() {
+  const QuantizePath path = static_cast<QuantizePath>(g_quantize_path.load(std::memory_order_relaxed));
+  return path == QuantizePath::kAuto ? EnvPath().path : path;
 }
 
 }  // namespace
@@ -255,7 +287,21 @@ qlinear_status PinTarget(const char* name) {
 
 void SetQuantizePathForTest(QuantizePath path) { g_quantize_path.store(static_cast<int>(path)); }
 
-bool ReciprocalPathChosen() { return UseReciprocal(); }
+bool ReciprocalPathChosen() {
+  const QuantizePath path = RequestedPath();
+  return path == QuantizePath::kAuto ? QLINEAR_DISPATCH(ReciprocalPathDriver)() : path == QuantizePath::kReciprocal;
+}
+
+// The entry of a dispatch table for the pinned target (its index as Highway's own chooser
+// computes it), or Highway's choice.
+size_t DispatchIndex() {
+  (void)EnvPin();  // QLINEAR_TARGET applies from the first call on
+  const int64_t pinned = g_pinned.load(std::memory_order_relaxed);
+  if (pinned == 0) return hwy::GetChosenTarget().GetIndex();
+  hwy::ChosenTarget chosen;
+  chosen.Update(pinned);
+  return chosen.GetIndex();
+}
 
 bool VectorQuantizeSupported(const QuantizePlan& p) {
   if (p.prec == Prec::kF64) return false;  // int32 scales, int32 x before opset 19
@@ -266,64 +312,16 @@ bool VectorQuantizeSupported(const QuantizePlan& p) {
 
 bool VectorDequantizeSupported(const DequantizePlan& p) { return true; }
 
-namespace {
-
-// Byte offset of element `elements` from element 0 of a packed tensor of type t (elements is a
-// multiple of the per-byte count for sub-byte types).
-size_t ByteOffset(DType t, int64_t elements) {
-  return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
-}
-
-// driver(plan, params, y) over the whole plan, or over its pieces through split's parallel-for.
-template <class Plan, class Driver>
-void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* split, Driver driver) {
-  if (split == nullptr) return driver(p, prm, y);
-  struct Context {
-    const Plan* plan;
-    void* y;
-    const QuantParams* prm;
-    int64_t per_task;
-    Driver driver;
-  } ctx{&p, y, &prm, split->per_task, driver};
-  const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
-  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
-    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
-    const Context& k = *static_cast<const Context*>(c);
-    Plan piece = *k.plan;
-    piece.begin = k.plan->begin + t * k.per_task;
-    piece.end = std::min(k.plan->end, piece.begin + k.per_task);
-    const int64_t skip = piece.begin - k.plan->begin;
-    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(piece.x_type, skip);
-    k.driver(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(piece.y_type, skip));
-  }, &ctx);
-}
-
-}  // namespace
-
 void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
-  auto driver = [](const QuantizePlan& piece, const QuantParams& prm, void* out) {
-    QLINEAR_DISPATCH(QuantizeDriver)(piece, prm, out);
-  };
-  if (!VectorQuantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
-  // The reciprocal path needs the quotient in float32 (no second rounding).
-  const bool reciprocals = p.prec == Prec::kF32 && UseReciprocal();
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
-                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
-  RunPlan(p, y, d.params(), split, driver);
+  QLINEAR_DISPATCH(ExecuteQuantizeDriver)(p, y, split, RequestedPath());
 }
 
 void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split) {
-  auto driver = [](const DequantizePlan& piece, const QuantParams& prm, void* out) {
-    QLINEAR_DISPATCH(DequantizeDriver)(piece, prm, out);
-  };
-  if (!VectorDequantizeSupported(p)) return RunPlan(p, y, QuantParams(), split, driver);
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
-                        ParamsFor::kDequantize);
-  RunPlan(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split, driver);
+  QLINEAR_DISPATCH(ExecuteDequantizeDriver)(p, y, split);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
-  QLINEAR_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, UseReciprocal());
+  QLINEAR_DISPATCH(DynamicQuantizeDriver)(x, n, y, scale, zp, RequestedPath());
 }
 
 ReciprocalFacts VectorReciprocals(const float* s, int64_t n, float* r) {

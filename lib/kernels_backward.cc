@@ -1,5 +1,6 @@
 // The training backward pass in its own foreach_target unit (it compiles in parallel with
 // kernels.cc). One dispatch per API call, as there.
+#include "dispatch.h"
 #include "kernels.h"
 #include "params.h"
 #include "reference.h"
@@ -33,13 +34,13 @@ HWY_EXPORT(BackwardDriver);
 
 void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
   if (!VectorQuantizeSupported(p)) {
-    HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, QuantParams(), b);
+    QLINEAR_DISPATCH(BackwardDriver)(p, QuantParams(), b);
     return;
   }
   const DecodedParams d(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
                         ParamsFor::kDivision);
   const bool exact = b.dx == nullptr || d.GradientFactorsExact(b.lda);  // else the reference's NaN rule
-  HWY_DYNAMIC_DISPATCH(BackwardDriver)(p, exact ? d.params() : QuantParams(), b);
+  QLINEAR_DISPATCH(BackwardDriver)(p, exact ? d.params() : QuantParams(), b);
 }
 
 }  // namespace qlinear

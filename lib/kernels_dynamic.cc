@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "dispatch.h"
 #include "kernels.h"
 #include "minifloat.h"
 
@@ -45,7 +46,7 @@ HWY_EXPORT(ScalesDriver);
 
 void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
                 const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {
-  if (end > begin) HWY_DYNAMIC_DISPATCH(GroupStatsDriver)(kind, l, begin, end, x_type, x, g_first, s0, s1);
+  if (end > begin) QLINEAR_DISPATCH(GroupStatsDriver)(kind, l, begin, end, x_type, x, g_first, s0, s1);
 }
 
 namespace {
@@ -60,10 +61,6 @@ constexpr int64_t kChunkElements = 32768;
 // From this many elements the next chunk's x is prefetched while the current one is quantized
 // (in cache the prefetches only cost: 14% of an int8 per-row call at 64K elements).
 constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
-
-size_t ByteOffset(DType t, int64_t elements) {
-  return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
-}
 
 // Units (dynamic.h) of a one-pass plan: unit u = (outer index o, u % units_per_outer) covers
 // axis rows [ab * unit_rows, min(D, (ab + 1) * unit_rows)) of o, i.e. a contiguous range of
@@ -168,7 +165,7 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
   codes->resize(n);
   zps->resize(minmax ? n : 0);
   float* v = values.get() + g0;
-  HWY_DYNAMIC_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
+  QLINEAR_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
                                      static_cast<int64_t>(n), v, codes->data(), minmax ? zps->data() : nullptr);
   char* dst = static_cast<char*>(out.scale);
   switch (Info(f.scale_type).bits) {
