@@ -308,6 +308,13 @@ qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* by
 
 namespace {
 
+// The names an operator's messages use.
+struct OpNames {
+  const char* op;
+  const char* scale;
+  const char* zero_point;
+};
+
 // What both operators check first: x and the scale given, the attributes over their defaults,
 // the operator version, and the element counts of x, the scale and the zero point (if given).
 template <class Attrs>
@@ -319,16 +326,16 @@ struct Start {
 };
 template <class Attrs>
 qlinear_status StartPlan(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
-                         const Attrs* attrs_in, void (*init)(Attrs*), const char* scale_name, const char* zp_name,
-                         PlanBase* p, Start<Attrs>* st) {
+                         const Attrs* attrs_in, void (*init)(Attrs*), const OpNames& names, PlanBase* p,
+                         Start<Attrs>* st) {
   if (x == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "x: tensor pointer is NULL");
-  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "%s: tensor pointer is NULL", scale_name);
+  if (scale == nullptr) return Fail(QLINEAR_INVALID_ARGUMENT, "%s: tensor pointer is NULL", names.scale);
   qlinear_status s = ReadAttrs(attrs_in, init, &st->a);
   if (s != QLINEAR_OK) return s;
   if ((s = ResolveVersion(st->a.opset, &st->v)) != QLINEAR_OK) return s;
   if ((s = CheckTensor("x", *x, &st->x_count)) != QLINEAR_OK) return s;
-  if ((s = CheckTensor(scale_name, *scale, &st->scale_count)) != QLINEAR_OK) return s;
-  if (zp != nullptr && (s = CheckTensor(zp_name, *zp, &st->zp_count)) != QLINEAR_OK) return s;
+  if ((s = CheckTensor(names.scale, *scale, &st->scale_count)) != QLINEAR_OK) return s;
+  if (zp != nullptr && (s = CheckTensor(names.zero_point, *zp, &st->zp_count)) != QLINEAR_OK) return s;
   p->version = st->v;
   st->xt = static_cast<DType>(x->dtype);
   st->st = static_cast<DType>(scale->dtype);
@@ -350,17 +357,17 @@ qlinear_status FinishPlan(const qlinear_tensor& x, const qlinear_tensor& scale, 
   return CheckBytes("y", y_type, x_count, &p->y_bytes);
 }
 
-}  // namespace
+constexpr OpNames kQuantizeNames{"QuantizeLinear", "y_scale", "y_zero_point"};
+constexpr OpNames kDequantizeNames{"DequantizeLinear", "x_scale", "x_zero_point"};
 
-qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale,
-                            const qlinear_tensor* zp, const qlinear_quantize_attrs* attrs_in,
-                            QuantizePlan* p) {
-  static const char* kOp = "QuantizeLinear";
-  Start<qlinear_quantize_attrs> start;
-  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_quantize_attrs_init, "y_scale", "y_zero_point", p, &start);
-  if (s != QLINEAR_OK) return s;
-  const auto& [a, v, x_count, scale_count, zp_count, xt, st] = start;
-
+// QuantizeLinear's own rules: the types of x and the scale, the attributes its version has, the
+// output type (*y_type) and the division precision.
+qlinear_status OperatorRules(const Start<qlinear_quantize_attrs>& start, const qlinear_tensor* zp,
+                             DType* y_type, QuantizePlan* p) {
+  const char* kOp = kQuantizeNames.op;
+  const auto& a = start.a;
+  const int v = start.v;
+  const DType xt = start.xt, st = start.st;
   // Types of x and the scale, per operator version.
   if (v < 19 ? !OneOf(xt, {DType::kFloat32, DType::kInt32})
              : !OneOf(xt, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32})) {
@@ -413,7 +420,8 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
     yt = static_cast<DType>(a.output_dtype);
   }
   const char* y_name = zp != nullptr ? "y_zero_point" : "output_dtype";
-  if ((s = CheckQuantizedType(y_name, yt, true, kOp, v)) != QLINEAR_OK) return s;
+  const qlinear_status s = CheckQuantizedType(y_name, yt, true, kOp, v);
+  if (s != QLINEAR_OK) return s;
 
   // Division precision (docs/semantics.md).
   Prec prec = Prec::kF32;
@@ -434,34 +442,28 @@ qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale
     default: prec = Prec::kF32; break;  // float32, float8e8m0
   }
   if (v < 19 && xt == DType::kInt32) prec = Prec::kF64;
-
-  const Granularity max_g =
-      v < 13 ? Granularity::kPerTensor : (v < 21 ? Granularity::kPerAxis : Granularity::kBlocked);
-  if ((s = PlanLayout(*x, x_count, *scale, scale_count, zp, zp_count, a.axis, a.block_size, max_g,
-                      kOp, "y_scale", "y_zero_point", &p->layout)) != QLINEAR_OK) {
-    return s;
-  }
-  if (zp != nullptr && IsFloat8(yt)) {
-    s = CheckZeroPointIsZero("y_zero_point", yt, zp->data, zp_count,
-                             "for float8 outputs (it is not added)");
-    if (s != QLINEAR_OK) return s;
-  }
-
   p->prec = prec;
   p->saturate = a.saturate != 0;
-  return FinishPlan(*x, *scale, zp, yt, x_count, p);
+  *y_type = yt;
+  return QLINEAR_OK;
 }
 
-qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* scale,
-                              const qlinear_tensor* zp, const qlinear_dequantize_attrs* attrs_in,
-                              DequantizePlan* p) {
-  static const char* kOp = "DequantizeLinear";
-  Start<qlinear_dequantize_attrs> start;
-  qlinear_status s = StartPlan(x, scale, zp, attrs_in, qlinear_dequantize_attrs_init, "x_scale", "x_zero_point", p, &start);
-  if (s != QLINEAR_OK) return s;
-  const auto& [a, v, x_count, scale_count, zp_count, xt, st] = start;
+// After the layout: a float8 output's zero point must be zero.
+qlinear_status ZeroPointRule(const Start<qlinear_quantize_attrs>& start, const qlinear_tensor& zp, DType y_type) {
+  if (!IsFloat8(y_type)) return QLINEAR_OK;
+  return CheckZeroPointIsZero("y_zero_point", y_type, zp.data, start.zp_count, "for float8 outputs (it is not added)");
+}
 
-  if ((s = CheckQuantizedType("x", xt, false, kOp, v)) != QLINEAR_OK) return s;
+// DequantizeLinear's own rules: the types of x, the scale and the zero point, the attributes its
+// version has, the output type (*y_type).
+qlinear_status OperatorRules(const Start<qlinear_dequantize_attrs>& start, const qlinear_tensor* zp,
+                             DType* y_type, DequantizePlan*) {
+  const char* kOp = kDequantizeNames.op;
+  const auto& a = start.a;
+  const int v = start.v;
+  const DType xt = start.xt, st = start.st;
+  const qlinear_status s = CheckQuantizedType("x", xt, false, kOp, v);
+  if (s != QLINEAR_OK) return s;
   if (v < 19) {
     if (st != DType::kFloat32) return WrongType("x_scale", st, kOp, v, "float32");
   } else if (!OneOf(st, {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) &&
@@ -470,7 +472,7 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
                      v >= 24 ? "float32, float16, bfloat16, float8e8m0"
                              : "float32, float16, bfloat16");
   }
-  if (zp != nullptr && zp->dtype != x->dtype) {
+  if (zp != nullptr && zp->dtype != static_cast<int32_t>(xt)) {
     return Fail(QLINEAR_UNSUPPORTED_TYPE, "x_zero_point: type %s must be x's type %s",
                 FindDType(zp->dtype) ? Name(static_cast<DType>(zp->dtype)) : "unknown", Name(xt));
   }
@@ -497,24 +499,52 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
                 "output_dtype: required with a float8e8m0 scale (float8e8m0 is not an output "
                 "type)");
   }
+  *y_type = yt;
+  return QLINEAR_OK;
+}
 
+// After the layout: the zero point of int32, float8 and float4 inputs must be zero.
+qlinear_status ZeroPointRule(const Start<qlinear_dequantize_attrs>& start, const qlinear_tensor& zp, DType) {
+  if (start.xt == DType::kInt32) {
+    return CheckZeroPointIsZero("x_zero_point", start.xt, zp.data, start.zp_count, "for int32 input");
+  }
+  if (IsFloat8(start.xt) || start.xt == DType::kFloat4E2M1) {
+    return CheckZeroPointIsZero("x_zero_point", start.xt, zp.data, start.zp_count, "for float8/float4 input");
+  }
+  return QLINEAR_OK;
+}
+
+// Both operators plan alike: the common checks, the operator's own rules, the layout (per tensor
+// before opset 13, per axis before 21, blocks from 21), its zero-point rule, the common fields.
+template <class Attrs, class Plan>
+qlinear_status PlanOperator(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                            const Attrs* attrs_in, void (*init)(Attrs*), const OpNames& names, Plan* p) {
+  Start<Attrs> start;
+  qlinear_status s = StartPlan(x, scale, zp, attrs_in, init, names, p, &start);
+  if (s != QLINEAR_OK) return s;
+  DType yt = DType::kUndefined;
+  if ((s = OperatorRules(start, zp, &yt, p)) != QLINEAR_OK) return s;
+  const int v = start.v;
   const Granularity max_g =
       v < 13 ? Granularity::kPerTensor : (v < 21 ? Granularity::kPerAxis : Granularity::kBlocked);
-  if ((s = PlanLayout(*x, x_count, *scale, scale_count, zp, zp_count, a.axis, a.block_size, max_g,
-                      kOp, "x_scale", "x_zero_point", &p->layout)) != QLINEAR_OK) {
+  if ((s = PlanLayout(*x, start.x_count, *scale, start.scale_count, zp, start.zp_count, start.a.axis,
+                      start.a.block_size, max_g, names.op, names.scale, names.zero_point, &p->layout)) != QLINEAR_OK) {
     return s;
   }
-  if (zp != nullptr) {
-    if (xt == DType::kInt32) {
-      s = CheckZeroPointIsZero("x_zero_point", xt, zp->data, zp_count, "for int32 input");
-    } else if (IsFloat8(xt) || xt == DType::kFloat4E2M1) {
-      s = CheckZeroPointIsZero("x_zero_point", xt, zp->data, zp_count,
-                               "for float8/float4 input");
-    }
-    if (s != QLINEAR_OK) return s;
-  }
+  if (zp != nullptr && (s = ZeroPointRule(start, *zp, yt)) != QLINEAR_OK) return s;
+  return FinishPlan(*x, *scale, zp, yt, start.x_count, p);
+}
 
-  return FinishPlan(*x, *scale, zp, yt, x_count, p);
+}  // namespace
+
+qlinear_status PlanQuantize(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                            const qlinear_quantize_attrs* attrs, QuantizePlan* p) {
+  return PlanOperator(x, scale, zp, attrs, qlinear_quantize_attrs_init, kQuantizeNames, p);
+}
+
+qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
+                              const qlinear_dequantize_attrs* attrs, DequantizePlan* p) {
+  return PlanOperator(x, scale, zp, attrs, qlinear_dequantize_attrs_init, kDequantizeNames, p);
 }
 
 }  // namespace qlinear
