@@ -27,12 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(zp.data(), &zp_bits, 2);
   if (FindDType(yt)->kind != Kind::kInt) zp.assign(2, 0);
   else if (FindDType(yt)->bits < 8) zp[0] &= static_cast<uint8_t>((1u << FindDType(yt)->bits) - 1);
-  harness::QuantizeCall call;
   const int64_t n = static_cast<int64_t>((size - 8) / 4);
-  call.x = {QLINEAR_DTYPE_FLOAT, {n}, std::vector<uint8_t>(data + 8, data + 8 + n * 4)};
-  call.scale = {QLINEAR_DTYPE_FLOAT, {}, std::vector<uint8_t>(data + 2, data + 6)};
-  call.zero_point = {yt, {}, zp};
-  call.has_zero_point = true;
+  harness::QuantizeCall call({QLINEAR_DTYPE_FLOAT, {n}, std::vector<uint8_t>(data + 8, data + 8 + n * 4)},
+                             {QLINEAR_DTYPE_FLOAT, {}, std::vector<uint8_t>(data + 2, data + 6)});
+  call.SetZeroPoint({yt, {}, zp});
   call.attrs.saturate = saturate;
   call.attrs.precision = precision;
   for (int bit = 0; bit < 63; ++bit) {

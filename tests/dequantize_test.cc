@@ -108,12 +108,8 @@ TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
       zp.push_back(bits >= 8 ? static_cast<uint32_t>(r * 37 + (bits == 16 && r % 2 ? 0xFF00 : 0)) : static_cast<uint32_t>(r));
       s.push_back(kSpecialScales[static_cast<size_t>(r) % kSpecialScales.size()]);
     }
-    DequantizeCall c;
-    c.x = Codes(xt, x, {rows, n});
-    c.scale = F32(s, {rows});
-    c.zero_point = Codes(xt, zp, {rows});
-    c.has_zero_point = true;
-    c.attrs.axis = 0;
+    DequantizeCall c(Codes(xt, x, {rows, n}), F32(s, {rows}), 0);
+    c.SetZeroPoint(Codes(xt, zp, {rows}));
     for (int32_t yt : kOutputs) {
       c.attrs.output_dtype = yt;
       const std::string diff = CheckDequantize(c, 0, -1, static_cast<size_t>(yt % 4));
@@ -135,10 +131,7 @@ TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) {
       for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i + r) % codes);
       scale_codes.push_back(static_cast<uint32_t>(r));
     }
-    DequantizeCall c;
-    c.x = Codes(xt, x, {rows, n});
-    c.scale = Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows});
-    c.attrs.axis = 0;
+    DequantizeCall c(Codes(xt, x, {rows, n}), Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows}), 0);
     for (int32_t yt : kOutputs) {
       c.attrs.output_dtype = yt;
       const std::string diff = CheckDequantize(c, 0, -1, 1);
@@ -194,13 +187,8 @@ TEST_P(DequantizeTest, WeightLayoutsAndRanges) {
       std::vector<float> s(static_cast<size_t>(sn));
       std::uniform_real_distribution<float> mag(0.01f, 4.0f);
       for (size_t k = 0; k < s.size(); ++k) s[k] = k % 11 == 5 ? kSpecialScales[k % kSpecialScales.size()] : mag(rng);
-      DequantizeCall c;
-      c.x = Codes(w.xt, x, l.x_shape);
-      c.scale = Scales(scale_types[turn % 4], s, l.s_shape);
-      c.zero_point = Codes(w.xt, zp, l.s_shape);
-      c.has_zero_point = w.zero_point;
-      c.attrs.axis = l.axis;
-      c.attrs.block_size = l.block;
+      DequantizeCall c(Codes(w.xt, x, l.x_shape), Scales(scale_types[turn % 4], s, l.s_shape), l.axis, l.block);
+      if (w.zero_point) c.SetZeroPoint(Codes(w.xt, zp, l.s_shape));
       c.attrs.output_dtype = kOutputs[turn % 3];
       std::string diff = CheckDequantize(c, 0, -1, static_cast<size_t>(turn));
       ASSERT_EQ(diff, "") << Where(c, diff);

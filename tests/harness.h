@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/dtype.h"
@@ -84,78 +85,152 @@ inline std::string FirstDifference(int32_t dtype, const uint8_t* got, const uint
   return "";
 }
 
-// A QuantizeLinear call: x, its scale and (if has_zero_point) zero point, attributes.
-struct QuantizeCall {
+inline void InitAttrs(qlinear_quantize_attrs* a) { qlinear_quantize_attrs_init(a); }
+inline void InitAttrs(qlinear_dequantize_attrs* a) { qlinear_dequantize_attrs_init(a); }
+
+// A QuantizeLinear or DequantizeLinear call: x, its scale along `axis` (blocks of `block`; 0:
+// per tensor or per axis), a zero point if set, the other attributes at their defaults.
+template <class Attrs>
+struct Call {
   Tensor x, scale, zero_point;
   bool has_zero_point = false;
-  qlinear_quantize_attrs attrs;
-  QuantizeCall() { qlinear_quantize_attrs_init(&attrs); }
+  Attrs attrs;
+  Call() { InitAttrs(&attrs); }
+  Call(Tensor x_in, Tensor scale_in, int64_t axis = 1, int64_t block = 0) : Call() {
+    x = std::move(x_in);
+    scale = std::move(scale_in);
+    attrs.axis = axis;
+    attrs.block_size = block;
+  }
+  void SetZeroPoint(Tensor z) {
+    zero_point = std::move(z);
+    has_zero_point = true;
+  }
+};
+using QuantizeCall = Call<qlinear_quantize_attrs>;
+using DequantizeCall = Call<qlinear_dequantize_attrs>;
+
+inline qlinear_status OutputInfo(const qlinear_tensor* x, const qlinear_tensor* s, const qlinear_tensor* z,
+                                 const qlinear_quantize_attrs* a, int32_t* y_type, size_t* y_bytes) {
+  return qlinear_quantize_output_info(x, s, z, a, y_type, y_bytes);
+}
+inline qlinear_status OutputInfo(const qlinear_tensor* x, const qlinear_tensor* s, const qlinear_tensor* z,
+                                 const qlinear_dequantize_attrs* a, int32_t* y_type, size_t* y_bytes) {
+  return qlinear_dequantize_output_info(x, s, z, a, y_type, y_bytes);
+}
+
+// A call's C arguments (zp null without a zero point; it points into this object) and its
+// output's type and bytes as the library reports them, or why it rejects the call.
+template <class Attrs>
+struct CArgs {
+  qlinear_tensor x, s, z;
+  const qlinear_tensor* zp;
+  const Attrs* attrs;
+  int32_t y_type = 0;
+  size_t y_bytes = 0;
+  std::string rejected;  // "" when accepted
+  explicit CArgs(const Call<Attrs>& call)
+      : x(call.x.c()), s(call.scale.c()), z(call.zero_point.c()), zp(call.has_zero_point ? &z : nullptr),
+        attrs(&call.attrs) {
+    if (OutputInfo(&x, &s, zp, attrs, &y_type, &y_bytes) != QLINEAR_OK) {
+      rejected = std::string("rejected: ") + qlinear_last_error();
+    }
+  }
+  CArgs(const CArgs&) = delete;
+  CArgs& operator=(const CArgs&) = delete;
 };
 
 // The whole tensor through qlinear_quantize_linear into a red-zoned buffer at `misalign`,
 // against the reference. "" when equal. `reference`, if given, receives the reference's output.
 inline std::string CheckQuantize(const QuantizeCall& call, size_t misalign = 0,
                                  std::vector<uint8_t>* reference = nullptr) {
-  const qlinear_tensor x = call.x.c(), s = call.scale.c(), z = call.zero_point.c();
-  const qlinear_tensor* zp = call.has_zero_point ? &z : nullptr;
-  int32_t y_type = 0;
-  size_t bytes = 0;
-  if (qlinear_quantize_output_info(&x, &s, zp, &call.attrs, &y_type, &bytes) != QLINEAR_OK) {
-    return std::string("rejected: ") + qlinear_last_error();
-  }
-  Buffer y(bytes, misalign);
-  if (qlinear_quantize_linear(&x, &s, zp, &call.attrs, y.data(), bytes) != QLINEAR_OK) {
+  const CArgs<qlinear_quantize_attrs> a(call);
+  if (!a.rejected.empty()) return a.rejected;
+  Buffer y(a.y_bytes, misalign);
+  if (qlinear_quantize_linear(&a.x, &a.s, a.zp, a.attrs, y.data(), a.y_bytes) != QLINEAR_OK) {
     return std::string("failed: ") + qlinear_last_error();
   }
   if (!y.RedZonesIntact()) return "written outside the output";
   QuantizePlan plan;
-  if (PlanQuantize(&x, &s, zp, &call.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
-  std::vector<uint8_t> want(bytes);
+  if (PlanQuantize(&a.x, &a.s, a.zp, a.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
+  std::vector<uint8_t> want(a.y_bytes);
   QuantizeReference(plan, want.data(), 0, call.x.count());
-  std::string diff = FirstDifference(y_type, y.data(), want.data(), call.x.count());
+  std::string diff = FirstDifference(a.y_type, y.data(), want.data(), call.x.count());
   if (reference != nullptr) *reference = std::move(want);
   return diff;
 }
 
-// A DequantizeLinear call: x, its scale and (if has_zero_point) zero point, attributes.
-struct DequantizeCall {
-  Tensor x, scale, zero_point;
-  bool has_zero_point = false;
-  qlinear_dequantize_attrs attrs;
-  DequantizeCall() { qlinear_dequantize_attrs_init(&attrs); }
-};
+// The backward pass of a QuantizeLinear call with gradient dy (x's shape) and factor lda, three
+// ways: qlinear_quantize_linear_backward recomputing the clamp test, qlinear_quantize_linear_masked
+// (y and the clamp mask), and the backward pass from that mask. dx and the mask against the
+// reference, red zones around every output. "" when equal.
+inline std::string CheckBackward(const QuantizeCall& call, const Tensor& dy, float lda, size_t misalign = 0) {
+  const CArgs<qlinear_quantize_attrs> a(call);
+  if (!a.rejected.empty()) return a.rejected;
+  const qlinear_tensor tdy = dy.c();
+  const int64_t n = call.x.count();
+  const size_t dx_bytes = StorageOf(dy.dtype, n), mask_bytes = static_cast<size_t>((n + 7) / 8);
+  Buffer dx(dx_bytes, misalign), y(a.y_bytes, misalign), mask(mask_bytes, misalign), dx_masked(dx_bytes, misalign);
+  if (qlinear_quantize_linear_backward(&a.x, &a.s, a.zp, a.attrs, &tdy, lda, nullptr, 0, dx.data(), dx_bytes) !=
+      QLINEAR_OK) {
+    return std::string("backward failed: ") + qlinear_last_error();
+  }
+  if (qlinear_quantize_linear_masked(&a.x, &a.s, a.zp, a.attrs, y.data(), a.y_bytes, mask.data(), mask_bytes) !=
+      QLINEAR_OK) {
+    return std::string("masked failed: ") + qlinear_last_error();
+  }
+  if (qlinear_quantize_linear_backward(&a.x, &a.s, a.zp, a.attrs, &tdy, lda, mask.data(), mask_bytes,
+                                       dx_masked.data(), dx_bytes) != QLINEAR_OK) {
+    return std::string("backward from the mask failed: ") + qlinear_last_error();
+  }
+  for (const Buffer* b : {&dx, &y, &mask, &dx_masked}) {
+    if (!b->RedZonesIntact()) return "written outside an output";
+  }
+  QuantizePlan plan;
+  if (PlanQuantize(&a.x, &a.s, a.zp, a.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
+  std::vector<uint8_t> want_dx(dx_bytes), want_mask(mask_bytes), want_y(a.y_bytes);
+  BackwardArgs b;
+  b.dy_type = static_cast<DType>(dy.dtype);
+  b.dy = dy.bytes.data();
+  b.lda = lda;
+  b.dx = want_dx.data();
+  b.mask_out = want_mask.data();
+  BackwardReference(plan, b, 0, n);
+  QuantizeReference(plan, want_y.data(), 0, n);
+  std::string diff = FirstDifference(dy.dtype, dx.data(), want_dx.data(), n);
+  if (!diff.empty()) return "dx: " + diff;
+  if (std::memcmp(mask.data(), want_mask.data(), mask_bytes) != 0) return "clamp mask differs";
+  if (!(diff = FirstDifference(a.y_type, y.data(), want_y.data(), n)).empty()) return "masked y: " + diff;
+  if (!(diff = FirstDifference(dy.dtype, dx_masked.data(), want_dx.data(), n)).empty()) return "dx from the mask: " + diff;
+  return "";
+}
 
 // Elements [first, first + count) (count < 0: the whole tensor through the plain entry point)
 // through the API into a red-zoned buffer at `misalign`, against the reference. "" when equal.
 inline std::string CheckDequantize(const DequantizeCall& call, int64_t first = 0, int64_t count = -1,
                                    size_t misalign = 0) {
-  const qlinear_tensor x = call.x.c(), s = call.scale.c(), z = call.zero_point.c();
-  const qlinear_tensor* zp = call.has_zero_point ? &z : nullptr;
-  int32_t y_type = 0;
-  size_t whole_bytes = 0;
-  if (qlinear_dequantize_output_info(&x, &s, zp, &call.attrs, &y_type, &whole_bytes) != QLINEAR_OK) {
-    return std::string("rejected: ") + qlinear_last_error();
-  }
+  const CArgs<qlinear_dequantize_attrs> a(call);
+  if (!a.rejected.empty()) return a.rejected;
   const int64_t n = call.x.count();
   const bool range = count >= 0;
   if (!range) count = n;
-  const size_t bytes = StorageOf(y_type, count);
+  const size_t bytes = StorageOf(a.y_type, count);
   Buffer y(bytes, misalign);
   qlinear_status st;
   if (range) {
-    qlinear_tensor slice = x;
-    slice.data = call.x.bytes.data() + ByteOffsetOf(x.dtype, first);
-    st = qlinear_dequantize_linear_range(&slice, &s, zp, &call.attrs, first, count, y.data(), bytes);
+    qlinear_tensor slice = a.x;
+    slice.data = call.x.bytes.data() + ByteOffsetOf(a.x.dtype, first);
+    st = qlinear_dequantize_linear_range(&slice, &a.s, a.zp, a.attrs, first, count, y.data(), bytes);
   } else {
-    st = qlinear_dequantize_linear(&x, &s, zp, &call.attrs, y.data(), bytes);
+    st = qlinear_dequantize_linear(&a.x, &a.s, a.zp, a.attrs, y.data(), bytes);
   }
   if (st != QLINEAR_OK) return std::string("failed: ") + qlinear_last_error();
   if (!y.RedZonesIntact()) return "written outside the output";
   DequantizePlan plan;
-  if (PlanDequantize(&x, &s, zp, &call.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
-  std::vector<uint8_t> want(StorageOf(y_type, n) + 1);
+  if (PlanDequantize(&a.x, &a.s, a.zp, a.attrs, &plan) != QLINEAR_OK) return "the reference's plan failed";
+  std::vector<uint8_t> want(StorageOf(a.y_type, n) + 1);
   DequantizeReference(plan, want.data(), 0, n);
-  return FirstDifference(y_type, y.data(), want.data() + ByteOffsetOf(y_type, first), count);
+  return FirstDifference(a.y_type, y.data(), want.data() + ByteOffsetOf(a.y_type, first), count);
 }
 
 }  // namespace harness

@@ -116,13 +116,8 @@ void RunCase(std::mt19937& rng, Tally* tally) {
   if (Info(static_cast<DType>(yt)).kind == Kind::kInt) {
     for (uint8_t& b : zp) b = static_cast<uint8_t>(rng());
   }
-  harness::QuantizeCall q;
-  q.x = {xt, xs, std::move(x)};
-  q.scale = {st, ss, std::move(s)};
-  q.zero_point = {yt, ss, std::move(zp)};
-  q.has_zero_point = true;
-  q.attrs.axis = axis;
-  q.attrs.block_size = block;
+  harness::QuantizeCall q({xt, xs, std::move(x)}, {st, ss, std::move(s)}, axis, block);
+  q.SetZeroPoint({yt, ss, std::move(zp)});
   q.attrs.saturate = static_cast<int32_t>(rng() & 1);
   q.attrs.precision = (rng() % 3 == 0) ? QLINEAR_DTYPE_FLOAT16 : 0;
   char where[160];
@@ -136,13 +131,8 @@ void RunCase(std::mt19937& rng, Tally* tally) {
   // DequantizeLinear of the reference's result back to float32/float16/bfloat16.
   if (y.empty()) return;
   const int32_t ot = kX[rng() % 3];
-  harness::DequantizeCall d;
-  d.x = {yt, xs, std::move(y)};
-  d.scale = std::move(q.scale);
-  d.zero_point = std::move(q.zero_point);
-  d.has_zero_point = Info(static_cast<DType>(yt)).kind == Kind::kInt;
-  d.attrs.axis = axis;
-  d.attrs.block_size = block;
+  harness::DequantizeCall d({yt, xs, std::move(y)}, std::move(q.scale), axis, block);
+  if (Info(static_cast<DType>(yt)).kind == Kind::kInt) d.SetZeroPoint(std::move(q.zero_point));
   d.attrs.output_dtype = ot;
   Record(tally, rows * cols, "DequantizeLinear " + std::string(Name(static_cast<DType>(yt))) + " -> " +
                                  Name(static_cast<DType>(ot)) + where, harness::CheckDequantize(d, 0, -1, rng() % 8));
