@@ -36,33 +36,57 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // ---- outputs --------------------------------------------------------------------------------
 
+// Whether a vector's NaN lanes may carry a payload. DequantizeLinear's may not: a NaN comes only
+// from a float8 NaN code, decoded to sign | 0x7FC00000, times a finite scale (DecodedParams::
+// ProductsExact sends other calls to the reference), and the conversions below keep that NaN's
+// sign and give the canonical 0x7E00 / 0x7FC0 by themselves. The backward pass's dy may carry
+// any payload: those lanes are made canonical first.
+enum class NaNs { kCanonical, kAny };
+
 // float32 lanes to float16 at out, rounded to nearest even; NaN -> the quiet NaN 0x7E00 with
 // the sign (as the scalar reference writes it). Where Highway's demotion is exact (AVX2 and up:
-// VCVTPS2PH; NEON, SVE) NaN lanes are made canonical first; elsewhere F16Bits (trap: SSE4 and
-// SCALAR demotions truncate).
-template <class DF>
+// VCVTPS2PH; NEON, SVE) it is used; elsewhere F16Bits (trap: SSE4 and SCALAR demotions truncate).
+template <NaNs kNaNs, class DF>
 HWY_INLINE void StoreF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
 #if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || (HWY_ARCH_ARM && HWY_TARGET != HWY_SCALAR)
-  const hn::RebindToUnsigned<DF> du;
-  const auto quiet = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u)));
   const hn::Rebind<hwy::float16_t, DF> dh;
-  hn::StoreU(hn::DemoteTo(dh, hn::IfThenElse(hn::IsNaN(v), quiet, v)), dh, reinterpret_cast<hwy::float16_t*>(out));
+  if constexpr (kNaNs == NaNs::kAny) {
+    const hn::RebindToUnsigned<DF> du;
+    const auto quiet = hn::BitCast(df, hn::Or(hn::And(hn::BitCast(du, v), hn::Set(du, 0x80000000u)), hn::Set(du, 0x7FC00000u)));
+    v = hn::IfThenElse(hn::IsNaN(v), quiet, v);
+  }
+  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(out));
 #else
   const hn::Rebind<uint16_t, DF> d16;
   hn::StoreU(hn::DemoteTo(d16, F16Bits(df, v)), d16, out);
 #endif
 }
 
+// float32 lanes to bfloat16 at out (RNE). A canonical NaN's low 16 bits are zero: rounding
+// leaves it as it is.
+template <NaNs kNaNs, class DF>
+HWY_INLINE void StoreBF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
+  const hn::Rebind<uint16_t, DF> d16;
+  if constexpr (kNaNs == NaNs::kAny) {
+    hn::StoreU(hn::DemoteTo(d16, BF16Bits(df, v)), d16, out);
+  } else {
+    const hn::RebindToUnsigned<DF> du;
+    const auto bits = hn::BitCast(du, v);
+    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+    const auto high = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<DF>(), high)), d16, out);
+  }
+}
+
 // float32 lanes to element i of y of type kY (float32, float16, bfloat16).
-template <DType kY, class DF>
+template <DType kY, NaNs kNaNs = NaNs::kCanonical, class DF>
 HWY_INLINE void StoreY(DF df, hn::Vec<DF> v, void* HWY_RESTRICT y, int64_t i) {
   if constexpr (kY == DType::kFloat32) {
     hn::StoreU(v, df, static_cast<float*>(y) + i);
   } else if constexpr (kY == DType::kFloat16) {
-    StoreF16(df, v, static_cast<uint16_t*>(y) + i);
+    StoreF16<kNaNs>(df, v, static_cast<uint16_t*>(y) + i);
   } else {
-    const hn::Rebind<uint16_t, DF> d16;
-    hn::StoreU(hn::DemoteTo(d16, BF16Bits(df, v)), d16, static_cast<uint16_t*>(y) + i);
+    StoreBF16<kNaNs>(df, v, static_cast<uint16_t*>(y) + i);
   }
 }
 
@@ -85,9 +109,9 @@ HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, 
 // The same with the output type chosen at run time (the backward pass's dx).
 template <class DF>
 HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRICT out) {
-  if (y_type == DType::kFloat32) return StoreY<DType::kFloat32>(df, v, out, 0);
-  if (y_type == DType::kFloat16) return StoreY<DType::kFloat16>(df, v, out, 0);
-  StoreY<DType::kBFloat16>(df, v, out, 0);
+  if (y_type == DType::kFloat32) return StoreY<DType::kFloat32, NaNs::kAny>(df, v, out, 0);
+  if (y_type == DType::kFloat16) return StoreY<DType::kFloat16, NaNs::kAny>(df, v, out, 0);
+  StoreY<DType::kBFloat16, NaNs::kAny>(df, v, out, 0);
 }
 
 // ---- decoders: int32 code lanes and zero points -> exact float32 --------------------------------

@@ -140,6 +140,29 @@ TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) {
   }
 }
 
+// The same with every finite e8m0 scale in one call: the vector kernels run (a NaN scale sends
+// the whole call to the reference), so NaN codes reach their float16/bfloat16 stores.
+TEST_P(DequantizeTest, EveryMiniFloatCodeWithFiniteE8M0Scales) {
+  const int32_t types[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
+                           QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
+  for (int32_t xt : types) {
+    const uint32_t codes = 1u << Bits(xt);
+    const int64_t n = static_cast<int64_t>(codes) + 4 * lanes_ + 1;
+    const int64_t rows = 255;  // codes 0..254: 2^-127 .. 2^127
+    std::vector<uint32_t> x, scale_codes;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i * 3 + r) % codes);
+      scale_codes.push_back(static_cast<uint32_t>(r));
+    }
+    DequantizeCall c(Codes(xt, x, {rows, n}), Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows}), 0);
+    for (int32_t yt : kOutputs) {
+      c.attrs.output_dtype = yt;
+      const std::string diff = CheckDequantize(c, 0, -1, 1);
+      ASSERT_EQ(diff, "") << Where(c, diff);
+    }
+  }
+}
+
 struct WeightLayout {
   std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
   int64_t axis, block;
