@@ -26,7 +26,10 @@ using harness::CheckDequantize;
 using harness::DequantizeCall;
 using harness::Tensor;
 
-class DequantizeTest : public PerTargetTest {};
+class DequantizeTest : public PerTargetTest {
+ protected:
+  void CheckEveryMiniFloatCode(int64_t extra, int64_t rows, uint32_t stride);
+};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(DequantizeTest);
 
 int Bits(int32_t t) { return FindDType(t)->bits; }
@@ -119,16 +122,17 @@ TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
 }
 
 // Every float8/float4 code with every e8m0 scale (a row per scale code), every output type.
-TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) {
+// Every float8/float4 code, each row with its own e8m0 scale code (rows: codes 0..rows-1),
+// every output type.
+void DequantizeTest::CheckEveryMiniFloatCode(int64_t extra, int64_t rows, uint32_t stride) {
   const int32_t types[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
                            QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
   for (int32_t xt : types) {
     const uint32_t codes = 1u << Bits(xt);
-    const int64_t n = static_cast<int64_t>(codes) + 1;  // odd: float4 rows start inside bytes
-    const int64_t rows = 256;
+    const int64_t n = static_cast<int64_t>(codes) + extra;  // odd: float4 rows start inside bytes
     std::vector<uint32_t> x, scale_codes;
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i + r) % codes);
+      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i * stride + r) % codes);
       scale_codes.push_back(static_cast<uint32_t>(r));
     }
     DequantizeCall c(Codes(xt, x, {rows, n}), Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows}), 0);
@@ -140,27 +144,13 @@ TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) {
   }
 }
 
-// The same with every finite e8m0 scale in one call: the vector kernels run (a NaN scale sends
-// the whole call to the reference), so NaN codes reach their float16/bfloat16 stores.
+// Scale codes 0..255; the NaN scale 0xFF sends the call to the reference.
+TEST_P(DequantizeTest, EveryMiniFloatCodeWithEveryE8M0Scale) { CheckEveryMiniFloatCode(1, 256, 1); }
+
+// Every finite e8m0 scale (2^-127 .. 2^127) in one call: the vector kernels run, so NaN codes
+// reach their float16/bfloat16 stores.
 TEST_P(DequantizeTest, EveryMiniFloatCodeWithFiniteE8M0Scales) {
-  const int32_t types[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
-                           QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
-  for (int32_t xt : types) {
-    const uint32_t codes = 1u << Bits(xt);
-    const int64_t n = static_cast<int64_t>(codes) + 4 * lanes_ + 1;
-    const int64_t rows = 255;  // codes 0..254: 2^-127 .. 2^127
-    std::vector<uint32_t> x, scale_codes;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i * 3 + r) % codes);
-      scale_codes.push_back(static_cast<uint32_t>(r));
-    }
-    DequantizeCall c(Codes(xt, x, {rows, n}), Codes(QLINEAR_DTYPE_FLOAT8E8M0, scale_codes, {rows}), 0);
-    for (int32_t yt : kOutputs) {
-      c.attrs.output_dtype = yt;
-      const std::string diff = CheckDequantize(c, 0, -1, 1);
-      ASSERT_EQ(diff, "") << Where(c, diff);
-    }
-  }
+  CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
 }
 
 struct WeightLayout {
