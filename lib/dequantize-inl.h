@@ -62,20 +62,41 @@ HWY_INLINE void StoreF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
 #endif
 }
 
-// float32 lanes to bfloat16 at out (RNE). A canonical NaN's low 16 bits are zero: rounding
-// leaves it as it is.
+// float32 lanes to their bfloat16 rounding (RNE) in the upper half of each 32-bit lane; the lower
+// half is garbage. A canonical NaN's low 16 bits are zero: rounding leaves it as it is.
+template <class DF, class DU = hn::RebindToUnsigned<DF>>
+HWY_INLINE hn::Vec<DU> RoundedToBF16High(DF /*df*/, hn::Vec<DF> v) {
+  const DU du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  return hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb));
+}
+
+// float32 lanes to bfloat16 at out (RNE).
 template <NaNs kNaNs, class DF>
 HWY_INLINE void StoreBF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
   const hn::Rebind<uint16_t, DF> d16;
   if constexpr (kNaNs == NaNs::kAny) {
     hn::StoreU(hn::DemoteTo(d16, BF16Bits(df, v)), d16, out);
   } else {
-    const hn::RebindToUnsigned<DF> du;
-    const auto bits = hn::BitCast(du, v);
-    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-    const auto high = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+    const auto high = hn::ShiftRight<16>(RoundedToBF16High(df, v));
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<DF>(), high)), d16, out);
   }
+}
+
+// Two vectors of canonical-NaN float32 lanes to 2N bfloat16 at out: one narrowing shuffle and one
+// full store per pair instead of a narrowing per vector.
+template <class DF>
+HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_SCALAR
+  StoreBF16<NaNs::kCanonical>(df, v0, out);
+  StoreBF16<NaNs::kCanonical>(df, v1, out + hn::Lanes(df));
+#else
+  const hn::Repartition<uint16_t, DF> d16;
+  const auto lo = hn::BitCast(d16, RoundedToBF16High(df, v0));
+  const auto hi = hn::BitCast(d16, RoundedToBF16High(df, v1));
+  hn::StoreU(hn::ConcatOdd(d16, hi, lo), d16, out);
+#endif
 }
 
 // float32 lanes to element i of y of type kY (float32, float16, bfloat16).
@@ -97,6 +118,13 @@ HWY_INLINE void StoreY(DF df, hn::Vec<DF> v, void* HWY_RESTRICT y, int64_t i) {
 template <DType kY, class DF, class V = hn::Vec<DF>>
 HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  if constexpr (kY == DType::kBFloat16) {
+    uint16_t* HWY_RESTRICT out = static_cast<uint16_t*>(y) + i;
+    StoreTwoBF16(df, v0, v1, out);
+    QLINEAR_KEEP_ORDER();
+    StoreTwoBF16(df, v2, v3, out + 2 * N);
+    return;
+  }
   StoreY<kY>(df, v0, y, i);
   QLINEAR_KEEP_ORDER();
   StoreY<kY>(df, v1, y, i + N);
