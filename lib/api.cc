@@ -247,19 +247,37 @@ void qlinear_dequantize_attrs_init(qlinear_dequantize_attrs* a) {
   a->reserved = 0;
 }
 
-qlinear_status qlinear_quantize_output_info(const qlinear_tensor* x, const qlinear_tensor* y_scale,
-                                            const qlinear_tensor* y_zero_point,
-                                            const qlinear_quantize_attrs* attrs, int32_t* y_dtype,
-                                            size_t* y_bytes) {
-  return OutputInfo<QuantizePlan>(x, y_scale, y_zero_point, attrs, y_dtype, y_bytes);
-}
+// The four entry points of each operator (output_info, linear, _range, _parallel: the header
+// documents them), all on the templated call path above. op: quantize or dequantize.
+#define QLINEAR_OPERATOR_ENTRY_POINTS(op, Plan)                                                        \
+  qlinear_status qlinear_##op##_output_info(const qlinear_tensor* x, const qlinear_tensor* scale,      \
+                                            const qlinear_tensor* zero_point,                         \
+                                            const qlinear_##op##_attrs* attrs, int32_t* y_dtype,      \
+                                            size_t* y_bytes) {                                        \
+    return OutputInfo<Plan>(x, scale, zero_point, attrs, y_dtype, y_bytes);                           \
+  }                                                                                                   \
+  qlinear_status qlinear_##op##_linear(const qlinear_tensor* x, const qlinear_tensor* scale,           \
+                                       const qlinear_tensor* zero_point,                              \
+                                       const qlinear_##op##_attrs* attrs, void* y, size_t y_bytes) {  \
+    return Call<Plan>(x, scale, zero_point, attrs, y, y_bytes, Extent{});                             \
+  }                                                                                                   \
+  qlinear_status qlinear_##op##_linear_range(const qlinear_tensor* x, const qlinear_tensor* scale,     \
+                                             const qlinear_tensor* zero_point,                        \
+                                             const qlinear_##op##_attrs* attrs, int64_t first,        \
+                                             int64_t count, void* y, size_t y_bytes) {                \
+    return Call<Plan>(x, scale, zero_point, attrs, y, y_bytes, Extent{true, first, count, nullptr});  \
+  }                                                                                                   \
+  qlinear_status qlinear_##op##_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* scale,  \
+                                                const qlinear_tensor* zero_point,                     \
+                                                const qlinear_##op##_attrs* attrs, void* y,           \
+                                                size_t y_bytes,                                       \
+                                                const qlinear_parallel_options* options) {            \
+    return Call<Plan>(x, scale, zero_point, attrs, y, y_bytes, Extent{false, 0, 0, options});         \
+  }
 
-qlinear_status qlinear_quantize_linear(const qlinear_tensor* x, const qlinear_tensor* y_scale,
-                                       const qlinear_tensor* y_zero_point,
-                                       const qlinear_quantize_attrs* attrs, void* y,
-                                       size_t y_bytes) {
-  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{});
-}
+QLINEAR_OPERATOR_ENTRY_POINTS(quantize, QuantizePlan)
+QLINEAR_OPERATOR_ENTRY_POINTS(dequantize, DequantizePlan)
+#undef QLINEAR_OPERATOR_ENTRY_POINTS
 
 qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qlinear_tensor* y_scale,
                                               const qlinear_tensor* y_zero_point,
@@ -328,20 +346,6 @@ qlinear_status qlinear_quantize_linear_backward(
   });
 }
 
-qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* y_scale,
-                                             const qlinear_tensor* y_zero_point,
-                                             const qlinear_quantize_attrs* attrs, int64_t first,
-                                             int64_t count, void* y, size_t y_bytes) {
-  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{true, first, count, nullptr});
-}
-
-qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor* x, const qlinear_tensor* x_scale,
-                                               const qlinear_tensor* x_zero_point,
-                                               const qlinear_dequantize_attrs* attrs, int64_t first,
-                                               int64_t count, void* y, size_t y_bytes) {
-  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{true, first, count, nullptr});
-}
-
 void qlinear_parallel_options_init(qlinear_parallel_options* o) {
   if (o == nullptr) return;
   o->struct_size = sizeof(*o);
@@ -352,35 +356,6 @@ void qlinear_parallel_options_init(qlinear_parallel_options* o) {
 }
 
 int qlinear_openmp_enabled(void) { return OpenMPBuiltIn() ? 1 : 0; }
-
-qlinear_status qlinear_quantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* y_scale,
-                                                const qlinear_tensor* y_zero_point,
-                                                const qlinear_quantize_attrs* attrs, void* y,
-                                                size_t y_bytes, const qlinear_parallel_options* options) {
-  return Call<QuantizePlan>(x, y_scale, y_zero_point, attrs, y, y_bytes, Extent{false, 0, 0, options});
-}
-
-qlinear_status qlinear_dequantize_linear_parallel(const qlinear_tensor* x, const qlinear_tensor* x_scale,
-                                                  const qlinear_tensor* x_zero_point,
-                                                  const qlinear_dequantize_attrs* attrs, void* y,
-                                                  size_t y_bytes, const qlinear_parallel_options* options) {
-  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{false, 0, 0, options});
-}
-
-qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* x,
-                                              const qlinear_tensor* x_scale,
-                                              const qlinear_tensor* x_zero_point,
-                                              const qlinear_dequantize_attrs* attrs,
-                                              int32_t* y_dtype, size_t* y_bytes) {
-  return OutputInfo<DequantizePlan>(x, x_scale, x_zero_point, attrs, y_dtype, y_bytes);
-}
-
-qlinear_status qlinear_dequantize_linear(const qlinear_tensor* x, const qlinear_tensor* x_scale,
-                                         const qlinear_tensor* x_zero_point,
-                                         const qlinear_dequantize_attrs* attrs, void* y,
-                                         size_t y_bytes) {
-  return Call<DequantizePlan>(x, x_scale, x_zero_point, attrs, y, y_bytes, Extent{});
-}
 
 qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,
                                                size_t y_bytes, float* y_scale,
