@@ -487,6 +487,28 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int
   }
 }
 
+// Groups of four vectors from element e of a kBlocks run whose blocks are kPerBlock vectors
+// (1 or 2) and whose first block starts at e: the group's blocks are k .. k + 4 / kPerBlock - 1,
+// their scales broadcast from constant offsets. Returns the elements done (a multiple of 4N).
+template <DType kY, int kPerBlock, class Dec, class Codes>
+HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes, int64_t e, int64_t count,
+                                              const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
+                                              void* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  int64_t j = 0;
+  for (const float* sk = s; j + 4 * N <= count; j += 4 * N, sk += 4 / kPerBlock) {
+    const int64_t k = sk - s;
+    auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA { return hn::Mul(v, hn::Set(df, sk[v_index / kPerBlock])); };
+    auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
+    dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+      StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+    });
+  }
+  return j;
+}
+
 // A kBlocks run spanning more than one block, blocks of whole vectors (period and phase
 // multiples of N, a byte-aligned start): groups of four vectors, each with its block's
 // broadcast scale and zero point. Returns the elements done (a multiple of 4N).
@@ -501,6 +523,28 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes& codes_ref,
     const hn::RebindToSigned<decltype(df)> di;
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     const int64_t per_block = period / N;
+    // Blocks of one or two vectors starting with the run: a group's blocks at fixed offsets.
+    if (phase == 0 && per_block == 1) return DequantizeSmallBlockGroups<kY, 1>(dec, codes, e, count, s, z, y);
+    if (phase == 0 && per_block == 2) return DequantizeSmallBlockGroups<kY, 2>(dec, codes, e, count, s, z, y);
+    // Blocks of a multiple of four vectors, the run starting on a group boundary of its block:
+    // one scale (and zero point) per group.
+    if (per_block % 4 == 0 && (phase / N) % 4 == 0) {
+      const int64_t groups_per_block = per_block / 4;
+      int64_t k = 0, left = groups_per_block - phase / (4 * N);
+      for (; j + 4 * N <= count; j += 4 * N) {
+        const auto vs = hn::Set(df, s[k]);
+        const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
+        dec.Four(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
+                 [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+                   StoreFourY<kY>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs), hn::Mul(v3, vs), y, j);
+                 });
+        if (--left == 0) {
+          ++k;
+          left = groups_per_block;
+        }
+      }
+      return j;
+    }
     int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
     int64_t kk[4];                                // blocks of the group's vectors
     auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA { return hn::Mul(v, hn::Set(df, s[kk[v_index]])); };
