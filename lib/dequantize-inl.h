@@ -498,9 +498,8 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   int64_t j = 0;
-  for (const float* sk = s; j + 4 * N <= count; j += 4 * N, sk += 4 / kPerBlock) {
-    const int64_t k = sk - s;
-    auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA { return hn::Mul(v, hn::Set(df, sk[v_index / kPerBlock])); };
+  for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
+    auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA { return hn::Mul(v, hn::Set(df, s[k + v_index / kPerBlock])); };
     auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
     dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
       StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);

@@ -121,7 +121,6 @@ TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
   }
 }
 
-// Every float8/float4 code with every e8m0 scale (a row per scale code), every output type.
 // Every float8/float4 code, each row with its own e8m0 scale code (rows: codes 0..rows-1),
 // every output type.
 void DequantizeTest::CheckEveryMiniFloatCode(int64_t extra, int64_t rows, uint32_t stride) {
