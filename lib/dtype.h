@@ -90,12 +90,16 @@ inline const char* Name(DType t) {
 }
 
 // f(DTypeTag<T>()) for the type t of the list (nothing for other codes): the one switch on a
-// type, from which the kernels' dispatch on input and output types is generated.
+// type, from which the kernels' dispatch on input and output types is generated. Always inlined,
+// so that the switch lands in the (per-target) caller and a kernel's lambda inlines into it.
 template <DType kT>
 struct DTypeTag {
   static constexpr DType kType = kT;
 };
 template <class F>
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
 inline void WithDType(DType t, F&& f) {
   switch (t) {
 #define QLINEAR_X(e, code, name, bits, kind, sgn, lo, hi, since) \
