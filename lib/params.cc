@@ -35,30 +35,43 @@ template <class T>
 void Widen(const void* src, int64_t n, int32_t* dst) {
   for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(Element<T>(src, k));
 }
-// Packed kBits-wide integer fields first .. first + n - 1.
+// Packed kBits-wide integer fields first .. first + n - 1: the fields of whole bytes a byte at a
+// time (a loop the compiler vectorizes; blocked zero points are one per 32 elements), the
+// partial bytes at either end one field at a time.
 template <int kBits, bool kSigned>
 void WidenPacked(const void* src, int64_t first, int64_t n, int32_t* dst) {
   const uint8_t* b = static_cast<const uint8_t*>(src);
   constexpr int kPer = 8 / kBits;
   constexpr int32_t kHalf = 1 << (kBits - 1);
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t e = first + k;
-    const int32_t field = (b[e / kPer] >> (kBits * (e % kPer))) & ((1 << kBits) - 1);
-    dst[k] = kSigned ? (field ^ kHalf) - kHalf : field;
+  auto field = [&](int64_t e) {
+    const int32_t f = (b[e / kPer] >> (kBits * (e % kPer))) & ((1 << kBits) - 1);
+    return kSigned ? (f ^ kHalf) - kHalf : f;
+  };
+  int64_t k = 0;
+  for (; k < n && (first + k) % kPer != 0; ++k) dst[k] = field(first + k);
+  const int64_t bytes = (n - k) / kPer;
+  const uint8_t* whole = b + (first + k) / kPer;
+  int32_t* out = dst + k;
+  for (int64_t i = 0; i < bytes; ++i) {
+    for (int f = 0; f < kPer; ++f) {
+      const int32_t v = (whole[i] >> (kBits * f)) & ((1 << kBits) - 1);
+      out[i * kPer + f] = kSigned ? (v ^ kHalf) - kHalf : v;
+    }
   }
+  for (k += bytes * kPer; k < n; ++k) dst[k] = field(first + k);
 }
 
 // The float32 of a float16 / bfloat16 / float8e8m0 scale, exactly as LoadReal decodes it (NaN:
-// the quiet NaN with the sign).
+// the quiet NaN with the sign). Selects, not branches: the loops over a blocked tensor's scales
+// vectorize.
 float ScaleOfHalf(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FFu;
-  if (exp == 0x1F) return FloatOf(sign | (man != 0 ? 0x7FC00000u : 0x7F800000u));
-  if (exp == 0) {  // subnormal: man * 2^-24, exact
-    const float v = static_cast<float>(man) * 0x1p-24f;
-    return FloatOf(sign | BitsOf(v));
-  }
-  return FloatOf(sign | ((exp + 112) << 23) | (man << 13));
+  const uint32_t special = 0x7F800000u | (static_cast<uint32_t>(man != 0) << 22);
+  const uint32_t subnormal = BitsOf(static_cast<float>(man) * 0x1p-24f);  // man * 2^-24, exact
+  const uint32_t normal = ((exp + 112) << 23) | (man << 13);
+  const uint32_t is_special = 0u - static_cast<uint32_t>(exp == 0x1F), is_zero = 0u - static_cast<uint32_t>(exp == 0);
+  return FloatOf(sign | (special & is_special) | (subnormal & is_zero) | (normal & ~(is_special | is_zero)));
 }
 float ScaleOfBFloat16(uint16_t h) {
   const uint32_t bits = static_cast<uint32_t>(h) << 16;

@@ -152,6 +152,28 @@ TEST_P(DequantizeTest, EveryMiniFloatCodeWithFiniteE8M0Scales) {
   CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
 }
 
+// Every float16 and bfloat16 scale code as a per-axis scale: once the finite codes alone (the
+// vector kernels run on the decoded scales), once every code (a NaN or Inf scale sends the call to
+// the reference). x = 3 with zero point 1 and a second row, so each scale is applied twice.
+TEST_P(DequantizeTest, EveryHalfScaleCode) {
+  for (int32_t st : {QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+    for (bool finite_only : {true, false}) {
+      std::vector<uint32_t> scales;
+      for (uint32_t code = 0; code < 0x10000u; ++code) {
+        const uint32_t exp_all_ones = st == QLINEAR_DTYPE_FLOAT16 ? 0x7C00u : 0x7F80u;
+        if (!finite_only || (code & exp_all_ones) != exp_all_ones) scales.push_back(code);
+      }
+      const int64_t n = static_cast<int64_t>(scales.size());
+      std::vector<uint32_t> x(static_cast<size_t>(2 * n), 3), zp(static_cast<size_t>(n), 1);
+      DequantizeCall c(Codes(QLINEAR_DTYPE_INT8, x, {2, n}), Codes(st, scales, {n}), 1, 0);
+      c.SetZeroPoint(Codes(QLINEAR_DTYPE_INT8, zp, {n}));
+      c.attrs.output_dtype = QLINEAR_DTYPE_FLOAT;
+      const std::string diff = CheckDequantize(c, 0, -1, 0);
+      ASSERT_EQ(diff, "") << Where(c, diff);
+    }
+  }
+}
+
 struct WeightLayout {
   std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
   int64_t axis, block;
