@@ -205,6 +205,19 @@ struct MiniFloatDecoder {
   static constexpr int kF16Shift = 15 - Tr::kBias;
   template <class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    // float4e2m1 on AVX-512: its 16 values fill one float32 vector, so one lane permute (VPERMPS)
+    // decodes a vector of codes. The table is Decode's own values of codes 0..15.
+    if constexpr (Tr::kFp4 && hn::MaxLanes(DF()) == 16) {
+      const hn::RebindToSigned<DF> di;
+      const auto table = Decode(df, hn::Iota(di, 0), hn::Zero(di));
+      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+        auto value = [&](auto c) QLINEAR_INLINE_LAMBDA { return hn::TableLookupLanes(table, hn::IndicesFromVec(df, c)); };
+        f(value(c0), value(c1), value(c2), value(c3));
+      });
+      return;
+    }
+#endif
 #if QLINEAR_F16_IN_HARDWARE
     if constexpr (kViaF16) {
       const hn::Repartition<uint16_t, DF> d16;
