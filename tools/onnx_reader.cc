@@ -190,6 +190,11 @@ bool DecodeAttributes(const onnx::NodeProto& node, NodeCase* c, std::string* err
 }  // namespace
 
 int64_t Tensor::count() const {
+  // A zero dimension empties the tensor whatever the others are; DecodeTensor does not bound
+  // the others then, and their product may overflow.
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   return n;

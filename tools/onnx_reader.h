@@ -27,7 +27,7 @@ struct Tensor {
   int32_t dtype = 0;
   std::vector<int64_t> dims;
   std::vector<uint8_t> bytes;  // packed, host byte order
-  int64_t count() const;       // dims are validated: the product fits
+  int64_t count() const;       // 0 if a dimension is 0; otherwise dims are validated: the product fits
   qlinear_tensor c() const {
     return qlinear_tensor{dtype, static_cast<int32_t>(dims.size()), dims.data(), bytes.data()};
   }
