@@ -153,9 +153,29 @@ struct IntDecoder {
   // f(v0, v1, v2, v3): the values of elements [e, e + 4N); zp(v): vector v's zero points.
   template <class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& zp, F&& f) const {
-    codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
-      f(Decode(df, c0, zp(0)), Decode(df, c1, zp(1)), Decode(df, c2, zp(2)), Decode(df, c3, zp(3)));
-    });
+    if constexpr (Codes::kFieldBits > 0) {
+      // Packed fields without sign extension or conversion: the float32 whose bits are
+      // 2^23's | (field ^ bias) is 2^23 + code + bias (bias = 2^(bits - 1) for a signed type,
+      // else 0); minus the float32 2^23 + zp + bias (zp + bias in [0, 2^bits): or'ed in as
+      // well) it is code - zp, exactly: both are integers below 2^24.
+      constexpr int32_t kBias = Codes::kSignedFields ? 1 << (Codes::kFieldBits - 1) : 0;
+      constexpr int32_t kTwo23 = 0x4B000000;  // the bits of 2^23
+      const hn::RebindToSigned<DF> di;
+      const auto field = hn::Set(di, (1 << Codes::kFieldBits) - 1);
+      const auto biased = hn::Set(di, kTwo23 | kBias);
+      auto value = [&](auto u, int k) QLINEAR_INLINE_LAMBDA {
+        const auto x = hn::BitCast(df, hn::Xor(hn::And(u, field), biased));
+        const auto z = hn::BitCast(df, hn::Or(hn::Add(zp(k), hn::Set(di, kBias)), hn::Set(di, kTwo23)));
+        return hn::Sub(x, z);
+      };
+      codes.FourFields(df, e, [&](auto u0, auto u1, auto u2, auto u3) QLINEAR_INLINE_LAMBDA {
+        f(value(u0, 0), value(u1, 1), value(u2, 2), value(u3, 3));
+      });
+    } else {
+      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+        f(Decode(df, c0, zp(0)), Decode(df, c1, zp(1)), Decode(df, c2, zp(2)), Decode(df, c3, zp(3)));
+      });
+    }
   }
 };
 
@@ -205,15 +225,21 @@ struct MiniFloatDecoder {
   static constexpr int kF16Shift = 15 - Tr::kBias;
   template <class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    // float4e2m1 on AVX-512: its 16 values fill one float32 vector, so one lane permute (VPERMPS)
-    // decodes a vector of codes. The table is Decode's own values of codes 0..15.
-    if constexpr (Tr::kFp4 && hn::MaxLanes(DF()) == 16) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    // float4e2m1 on AVX2 and AVX-512: one lane permute (VPERMPS) per vector looks the codes up in
+    // a vector of Decode's own values, of codes 0..15 where they fill a vector (AVX-512), else of
+    // the magnitudes 0..7 with the sign bit or'ed in.
+    if constexpr (Tr::kFp4 && hn::MaxLanes(DF()) >= 8) {
       const hn::RebindToSigned<DF> di;
       const auto table = Decode(df, hn::Iota(di, 0), hn::Zero(di));
-      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
-        auto value = [&](auto c) QLINEAR_INLINE_LAMBDA { return hn::TableLookupLanes(table, hn::IndicesFromVec(df, c)); };
-        f(value(c0), value(c1), value(c2), value(c3));
+      codes.FourFields(df, e, [&](auto u0, auto u1, auto u2, auto u3) QLINEAR_INLINE_LAMBDA {
+        auto value = [&](auto u) QLINEAR_INLINE_LAMBDA {
+          const auto v = PermuteByLowBits(df, table, u);
+          if constexpr (hn::MaxLanes(DF()) == 16) return v;
+          const auto sign = hn::And(hn::ShiftLeft<28>(u), hn::Set(di, static_cast<int32_t>(0x80000000u)));
+          return hn::Or(v, hn::BitCast(df, sign));
+        };
+        f(value(u0), value(u1), value(u2), value(u3));
       });
       return;
     }
@@ -261,10 +287,15 @@ struct MiniFloatDecoder {
 #endif
     {
       const hn::RebindToSigned<DF> di;
-      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
-        const auto z = hn::Zero(di);
+      auto decode = [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+        const auto z = hn::Zero(di);  // Decode reads a packed field's bits only (float4e2m1)
         f(Decode(df, c0, z), Decode(df, c1, z), Decode(df, c2, z), Decode(df, c3, z));
-      });
+      };
+      if constexpr (Codes::kFieldBits > 0) {
+        codes.FourFields(df, e, decode);
+      } else {
+        codes.Four(df, e, decode);
+      }
     }
   }
 };
@@ -276,6 +307,7 @@ template <class XT>
 struct MemoryCodes {
   static constexpr int kPerByte = 1;  // elements per byte boundary
   static constexpr bool kVector = true;  // Four exists
+  static constexpr int kFieldBits = 0;   // not packed
   const XT* x;
 
   int32_t Code(int64_t e) const {
@@ -312,13 +344,14 @@ struct MemoryCodes {
 };
 
 // Packed kBits-wide fields (element e: field e % per of byte e / per), kSigned: two's complement.
-// Four unpacks a group of 4N fields in registers: the group's bytes widened so that each field
-// gets a byte of its own (shifts and masks), the sign extended on bytes, then the four quarters
-// widened to int32.
+// FourFields unpacks a group of 4N fields in registers, the raw fields without their sign: the
+// decoders interpret them (IntDecoder's biased float construction needs no sign extension).
 template <int kBits, bool kSigned>
 struct PackedCodes {
   static constexpr int kPerByte = 8 / kBits;
   static constexpr bool kVector = HWY_TARGET != HWY_SCALAR;  // one-lane vectors have no halves
+  static constexpr int kFieldBits = kBits;
+  static constexpr bool kSignedFields = kSigned;
   const uint8_t* in;
 
   int32_t Code(int64_t e) const {
@@ -326,7 +359,7 @@ struct PackedCodes {
     return kSigned ? (field ^ (1 << (kBits - 1))) - (1 << (kBits - 1)) : field;
   }
 #if HWY_TARGET != HWY_SCALAR
-  // The fields of elements [e, e + 4N), one per byte (e a multiple of kPerByte).
+  // The fields of elements [e, e + 4N), one per byte (e a multiple of kPerByte); generic form.
   template <class DF>
   HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DF>> FourBytes(DF df, int64_t e) const {
     const hn::Repartition<uint8_t, DF> d8;  // 4N lanes
@@ -344,21 +377,41 @@ struct PackedCodes {
       return hn::BitCast(d8, v);
     }
   }
-  // f(c0, c1, c2, c3): int32 lanes, sign-extended on bytes first.
+  // f(u0, u1, u2, u3): int32 lanes whose low kBits bits are the fields of elements [e, e + 4N)
+  // (e a multiple of kPerByte); the bits above are not defined.
   template <class DF, class F>
-  HWY_INLINE void Four(DF df, int64_t e, F&& f) const {
-    const hn::Repartition<int8_t, DF> di8;
-    auto sc = hn::BitCast(di8, FourBytes(df, e));
-    if constexpr (kSigned) {
-      const auto bias = hn::Set(di8, static_cast<int8_t>(1 << (kBits - 1)));
-      sc = hn::Sub(hn::Xor(sc, bias), bias);
-    }
-    const hn::Half<decltype(di8)> dh;
-    const hn::Half<decltype(dh)> dq;  // N lanes
+  HWY_INLINE void FourFields(DF df, int64_t e, F&& f) const {
     const hn::RebindToSigned<DF> di;
-    const auto lo = hn::LowerHalf(dh, sc), hi = hn::UpperHalf(dh, sc);
-    f(hn::PromoteTo(di, hn::LowerHalf(dq, lo)), hn::PromoteTo(di, hn::UpperHalf(dq, lo)),
-      hn::PromoteTo(di, hn::LowerHalf(dq, hi)), hn::PromoteTo(di, hn::UpperHalf(dq, hi)));
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+    if constexpr (hn::MaxLanes(df) == 16) {
+      const uint8_t* p = in + e / kPerByte;  // 64 / kPerByte bytes
+      const __m512i bytes = kBits == 4 ? _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))
+                                       : _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+      using VI = hn::Vec<decltype(di)>;
+      return f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
+               VI{FieldLanes<kBits>(bytes, 3)});
+    }
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+    {
+      const uint8_t* p = in + e / kPerByte;  // 32 / kPerByte bytes
+      const __m128i group = kBits == 4 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
+                                       : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      const __m256i bytes = _mm256_broadcastsi128_si256(group);
+      using VI = hn::Vec<decltype(di)>;
+      return f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
+               VI{FieldLanes<kBits>(bytes, 3)});
+    }
+#endif
+    const hn::Repartition<uint8_t, DF> d8;
+    const hn::Half<decltype(d8)> dh;
+    const hn::Half<decltype(dh)> dq;  // N lanes
+    const hn::RebindToUnsigned<DF> du;
+    const auto b = FourBytes(df, e);
+    const auto lo = hn::LowerHalf(dh, b), hi = hn::UpperHalf(dh, b);
+    auto widen = [&](auto q) QLINEAR_INLINE_LAMBDA { return hn::BitCast(di, hn::PromoteTo(du, q)); };
+    f(widen(hn::LowerHalf(dq, lo)), widen(hn::UpperHalf(dq, lo)), widen(hn::LowerHalf(dq, hi)),
+      widen(hn::UpperHalf(dq, hi)));
   }
   // f(h0, h1): uint16 lanes (unsigned fields).
   template <class DF, class F>

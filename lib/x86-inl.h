@@ -2,7 +2,7 @@
 // expose (masked VPTESTMD, VPMOVDB/VPMOVDW, VPERMT2B, VPERMB with merge masks) or where an x86
 // quirk saves an operation (MAXPS returns its second operand for a NaN). Each is a named
 // function with a plain Highway form for every other target. Each replaced form was measured.
-// Owns: how codes reach memory and how the boundary flags are tested. Must not know: encoders,
+// Owns: how codes reach memory and registers and how the boundary flags are tested. Must not know: encoders,
 // formats, tensors.
 #if defined(QLINEAR_LIB_X86_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_X86_INL_H_
@@ -122,6 +122,69 @@ HWY_INLINE __m512i LowBytesOfPair(__m512i c0, __m512i c1) {
   return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kLowBytes.b), c1);
 }
 #endif
+
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+// Vector v (0..3) of a group of 64 packed kBits-wide fields whose bytes are in `bytes`: lane j
+// gets the byte holding field 16 v + j (one VPERMB) shifted right to put the field at bit 0 (one
+// VPSRLVD); the bits above the field are not defined. Replaces an extract and a widening per
+// vector of the generic unpacking (FourBytes in dequantize-inl.h), both shuffles.
+template <int kBits>
+HWY_INLINE __m512i FieldLanes(__m512i bytes, int v) {
+  constexpr int kPerByte = 8 / kBits;
+  struct Tables {
+    ByteIndex index[4];
+    alignas(64) uint32_t shift[16];
+  };
+  static constexpr Tables kTables = [] {
+    Tables t{};
+    for (int w = 0; w < 4; ++w) {
+      for (int k = 0; k < 64; ++k) t.index[w].b[k] = static_cast<uint8_t>(w * 16 / kPerByte + (k / 4) / kPerByte);
+    }
+    for (int j = 0; j < 16; ++j) t.shift[j] = static_cast<uint32_t>(kBits * (j % kPerByte));
+    return t;
+  }();
+  const __m512i spread = _mm512_permutexvar_epi8(_mm512_load_si512(kTables.index[v].b), bytes);
+  return _mm512_srlv_epi32(spread, _mm512_load_si512(kTables.shift));
+}
+#endif
+
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// The same on AVX2 (8 lanes, a group of 32 fields): `bytes` holds the group's bytes in both
+// 128-bit blocks, so one in-block VPSHUFB reaches every field's byte.
+template <int kBits>
+HWY_INLINE __m256i FieldLanes(__m256i bytes, int v) {
+  constexpr int kPerByte = 8 / kBits;
+  struct Tables {
+    alignas(32) uint8_t index[4][32];
+    alignas(32) uint32_t shift[8];
+  };
+  static constexpr Tables kTables = [] {
+    Tables t{};
+    for (int w = 0; w < 4; ++w) {
+      for (int k = 0; k < 32; ++k) t.index[w][k] = static_cast<uint8_t>(w * 8 / kPerByte + (k / 4) / kPerByte);
+    }
+    for (int j = 0; j < 8; ++j) t.shift[j] = static_cast<uint32_t>(kBits * (j % kPerByte));
+    return t;
+  }();
+  const __m256i spread = _mm256_shuffle_epi8(bytes, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTables.index[v])));
+  return _mm256_srlv_epi32(spread, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTables.shift)));
+}
+#endif
+
+// The lanes of table picked by the low log2(N) bits of each lane of index (the bits above not
+// defined): one VPERMPS on AVX2 and AVX-512, which reads those bits only; elsewhere the index is
+// masked first.
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> PermuteByLowBits(DF df, hn::Vec<DF> table, VI index) {
+#if QLINEAR_AVX512
+  if constexpr (hn::MaxLanes(df) == 16) return hn::Vec<DF>{_mm512_permutexvar_ps(index.raw, table.raw)};
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+  if constexpr (hn::MaxLanes(df) == 8) return hn::Vec<DF>{_mm256_permutevar8x32_ps(table.raw, index.raw)};
+#endif
+  const hn::RebindToSigned<DF> di;
+  const auto low = hn::Set(di, static_cast<int32_t>(hn::Lanes(df) - 1));
+  return hn::TableLookupLanes(table, hn::IndicesFromVec(df, hn::And(index, low)));
+}
 
 // Two code vectors to consecutive outputs. On AVX3_DL, byte outputs: one VPERMT2B and one store
 // instead of two VPMOVDB (two ops each) and two stores.
