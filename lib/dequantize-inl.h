@@ -225,6 +225,27 @@ struct MiniFloatDecoder {
   static constexpr int kF16Shift = 15 - Tr::kBias;
   template <class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+    // float8 on AVX3_DL: every value is a bfloat16, looked up by byte permutes in a table of the
+    // 128 magnitudes' bfloat16 bits.
+    if constexpr (!Tr::kFp4 && hn::MaxLanes(DF()) == 16) {
+      static constexpr BF16Table kTable = [] {
+        BF16Table t{};
+        for (int m = 0; m < 128; ++m) {
+          const uint16_t bits = BF16OfMagnitude(Tr::kF, m);
+          t.hi[m / 64].b[m % 64] = static_cast<uint8_t>(bits >> 8);
+          t.lo[m / 64].b[m % 64] = static_cast<uint8_t>(bits & 0xFF);
+        }
+        return t;
+      }();
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(codes.x + e);
+      FourFromBF16Table<Tr::kFnuz>(kTable, p, [&](__m512 v0, __m512 v1, __m512 v2, __m512 v3) QLINEAR_INLINE_LAMBDA {
+        using V = hn::Vec<DF>;
+        f(V{v0}, V{v1}, V{v2}, V{v3});
+      });
+      return;
+    }
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     // float4e2m1 on AVX2 and AVX-512: one lane permute (VPERMPS) per vector looks the codes up in
     // a vector of Decode's own values, of codes 0..15 where they fill a vector (AVX-512), else of

@@ -41,6 +41,20 @@ constexpr const MiniFormat& MiniFormatOf(DType t) {
                                        : kE2M1;
 }
 
+// The bfloat16 bits of the value of magnitude code m (0..127) of a float8 format: every float8
+// value is a bfloat16 value. NaN codes give the quiet NaN 0x7FC0, e5m2's Inf code 0x7F80 (fnuz:
+// every magnitude is finite; their NaN is the code 0x80).
+constexpr uint16_t BF16OfMagnitude(const MiniFormat& f, int m) {
+  if (f.has_inf && m == f.overflow_code) return 0x7F80;
+  if (!f.fnuz && m > f.max_code) return 0x7FC0;
+  const int e = m >> f.mant_bits, frac = m & ((1 << f.mant_bits) - 1);
+  if (e > 0) return static_cast<uint16_t>(((e - f.bias + 127) << 7) | (frac << (7 - f.mant_bits)));
+  if (frac == 0) return 0;
+  int p = 0;  // the leading bit of a subnormal's fraction becomes the implicit one
+  while ((frac >> (p + 1)) != 0) ++p;
+  return static_cast<uint16_t>(((127 + 1 - f.bias - f.mant_bits + p) << 7) | ((frac - (1 << p)) << (7 - p)));
+}
+
 // The reciprocal path of <= 8-bit integer outputs (encode-inl.h, IntEncoder; docs/exactness.md):
 // t = x * (1/s) + (zp + kOffset) lies in [512, 1024) after clamping, where the float32 ulp is
 // 2^-14, so bits(t) - bits(kBase) is the code's value in fixed point with 14 fraction bits.
