@@ -144,6 +144,16 @@ HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRI
 
 // ---- decoders: int32 code lanes and zero points -> exact float32 --------------------------------
 
+// Whether Codes is a packed source whose FourFields permutes (PackedCodes::FieldsByPermute).
+template <class Codes, class DF>
+constexpr bool PermutedFields() {
+  if constexpr (Codes::kFieldBits > 0) {
+    return Codes::template FieldsByPermute<DF>();
+  } else {
+    return false;
+  }
+}
+
 // Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
 struct IntDecoder {
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -153,11 +163,12 @@ struct IntDecoder {
   // f(v0, v1, v2, v3): the values of elements [e, e + 4N); zp(v): vector v's zero points.
   template <class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& zp, F&& f) const {
-    if constexpr (Codes::kFieldBits > 0) {
-      // Packed fields without sign extension or conversion: the float32 whose bits are
+    if constexpr (PermutedFields<Codes, DF>()) {
+      // Permuted fields without sign extension or conversion: the float32 whose bits are
       // 2^23's | (field ^ bias) is 2^23 + code + bias (bias = 2^(bits - 1) for a signed type,
       // else 0); minus the float32 2^23 + zp + bias (zp + bias in [0, 2^bits): or'ed in as
-      // well) it is code - zp, exactly: both are integers below 2^24.
+      // well) it is code - zp, exactly: both are integers below 2^24. (After the generic
+      // widening, sign-extended codes convert as cheaply: that form is kept there.)
       constexpr int32_t kBias = Codes::kSignedFields ? 1 << (Codes::kFieldBits - 1) : 0;
       constexpr int32_t kTwo23 = 0x4B000000;  // the bits of 2^23
       const hn::RebindToSigned<DF> di;
@@ -308,15 +319,10 @@ struct MiniFloatDecoder {
 #endif
     {
       const hn::RebindToSigned<DF> di;
-      auto decode = [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
-        const auto z = hn::Zero(di);  // Decode reads a packed field's bits only (float4e2m1)
+      codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
+        const auto z = hn::Zero(di);
         f(Decode(df, c0, z), Decode(df, c1, z), Decode(df, c2, z), Decode(df, c3, z));
-      };
-      if constexpr (Codes::kFieldBits > 0) {
-        codes.FourFields(df, e, decode);
-      } else {
-        codes.Four(df, e, decode);
-      }
+      });
     }
   }
 };
@@ -365,8 +371,9 @@ struct MemoryCodes {
 };
 
 // Packed kBits-wide fields (element e: field e % per of byte e / per), kSigned: two's complement.
-// FourFields unpacks a group of 4N fields in registers, the raw fields without their sign: the
-// decoders interpret them (IntDecoder's biased float construction needs no sign extension).
+// Four unpacks a group of 4N fields in registers as int32 codes (the group's bytes widened so
+// that each field gets a byte of its own, the sign extended on bytes, the quarters widened);
+// FourFields gives the raw fields without their sign, by permutes where the target has them.
 template <int kBits, bool kSigned>
 struct PackedCodes {
   static constexpr int kPerByte = 8 / kBits;
@@ -398,13 +405,41 @@ struct PackedCodes {
       return hn::BitCast(d8, v);
     }
   }
+  // f(c0, c1, c2, c3): int32 lanes, sign-extended on bytes first (the generic form).
+  template <class DF, class F>
+  HWY_INLINE void Four(DF df, int64_t e, F&& f) const {
+    const hn::Repartition<int8_t, DF> di8;
+    auto sc = hn::BitCast(di8, FourBytes(df, e));
+    if constexpr (kSigned) {
+      const auto bias = hn::Set(di8, static_cast<int8_t>(1 << (kBits - 1)));
+      sc = hn::Sub(hn::Xor(sc, bias), bias);
+    }
+    const hn::Half<decltype(di8)> dh;
+    const hn::Half<decltype(dh)> dq;  // N lanes
+    const hn::RebindToSigned<DF> di;
+    const auto lo = hn::LowerHalf(dh, sc), hi = hn::UpperHalf(dh, sc);
+    f(hn::PromoteTo(di, hn::LowerHalf(dq, lo)), hn::PromoteTo(di, hn::UpperHalf(dq, lo)),
+      hn::PromoteTo(di, hn::LowerHalf(dq, hi)), hn::PromoteTo(di, hn::UpperHalf(dq, hi)));
+  }
+  // Whether FourFields takes each vector's fields from the group's bytes with one permute and one
+  // shift (AVX3_DL, AVX2) rather than by the generic widening.
+  template <class DF>
+  static constexpr bool FieldsByPermute() {
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+    return hn::MaxLanes(DF()) == 16;
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+    return true;
+#else
+    return false;
+#endif
+  }
   // f(u0, u1, u2, u3): int32 lanes whose low kBits bits are the fields of elements [e, e + 4N)
   // (e a multiple of kPerByte); the bits above are not defined.
   template <class DF, class F>
   HWY_INLINE void FourFields(DF df, int64_t e, F&& f) const {
     const hn::RebindToSigned<DF> di;
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
-    if constexpr (hn::MaxLanes(df) == 16) {
+    if constexpr (FieldsByPermute<DF>()) {
       const uint8_t* p = in + e / kPerByte;  // 64 / kPerByte bytes
       const __m512i bytes = kBits == 4 ? _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))
                                        : _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
