@@ -250,10 +250,7 @@ struct MiniFloatDecoder {
         return t;
       }();
       const uint8_t* p = reinterpret_cast<const uint8_t*>(codes.x + e);
-      FourFromBF16Table<Tr::kFnuz>(kTable, p, [&](__m512 v0, __m512 v1, __m512 v2, __m512 v3) QLINEAR_INLINE_LAMBDA {
-        using V = hn::Vec<DF>;
-        f(V{v0}, V{v1}, V{v2}, V{v3});
-      });
+      FourFromBF16Table<Tr::kFnuz>(df, kTable, p, f);
       return;
     }
 #endif
@@ -438,26 +435,8 @@ struct PackedCodes {
   template <class DF, class F>
   HWY_INLINE void FourFields(DF df, int64_t e, F&& f) const {
     const hn::RebindToSigned<DF> di;
-#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
-    if constexpr (FieldsByPermute<DF>()) {
-      const uint8_t* p = in + e / kPerByte;  // 64 / kPerByte bytes
-      const __m512i bytes = kBits == 4 ? _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))
-                                       : _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-      using VI = hn::Vec<decltype(di)>;
-      return f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
-               VI{FieldLanes<kBits>(bytes, 3)});
-    }
-#endif
-#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
-    {
-      const uint8_t* p = in + e / kPerByte;  // 32 / kPerByte bytes
-      const __m128i group = kBits == 4 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
-                                       : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-      const __m256i bytes = _mm256_broadcastsi128_si256(group);
-      using VI = hn::Vec<decltype(di)>;
-      return f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
-               VI{FieldLanes<kBits>(bytes, 3)});
-    }
+#if (QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL) || (HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2)
+    if constexpr (FieldsByPermute<DF>()) return PermutedFieldVectors<kBits>(df, in + e / kPerByte, f);
 #endif
     const hn::Repartition<uint8_t, DF> d8;
     const hn::Half<decltype(d8)> dh;

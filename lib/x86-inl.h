@@ -171,6 +171,28 @@ HWY_INLINE __m256i FieldLanes(__m256i bytes, int v) {
 }
 #endif
 
+#if (QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL) || (HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2)
+// f(u0, u1, u2, u3): int32 lanes whose low kBits bits are the 4N packed fields starting at byte p
+// (4N * kBits / 8 bytes are read), by FieldLanes; the bits above are not defined. Only for a full
+// vector of float32 lanes (16 on AVX3_DL, 8 on AVX2).
+template <int kBits, class DF, class F>
+HWY_INLINE void PermutedFieldVectors(DF df, const uint8_t* HWY_RESTRICT p, F&& f) {
+  using VI = hn::Vec<hn::RebindToSigned<DF>>;
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  static_assert(hn::MaxLanes(df) == 16, "AVX3_DL: 16 lanes");
+  const __m512i bytes = kBits == 4 ? _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))
+                                   : _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+#else
+  static_assert(hn::MaxLanes(df) == 8, "AVX2: 8 lanes");
+  const __m128i group = kBits == 4 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
+                                   : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m256i bytes = _mm256_broadcastsi128_si256(group);
+#endif
+  f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
+    VI{FieldLanes<kBits>(bytes, 3)});
+}
+#endif
+
 // The lanes of table picked by the low log2(N) bits of each lane of index (the bits above not
 // defined): one VPERMPS on AVX2 and AVX-512, which reads those bits only; elsewhere the index is
 // masked first.
@@ -196,8 +218,8 @@ struct BF16Table {
 // or'ed into the high bytes, and one zero-masked VPERMT2B per vector puts each lane's two bytes at
 // the top of its float32: 9 shuffles per 64 codes, where widening codes and building float16 bits
 // costs 12 and a float16 conversion per vector. kNaN80: code 0x80 is the positive NaN (fnuz).
-template <bool kNaN80, class F>
-HWY_INLINE void FourFromBF16Table(const BF16Table& table, const uint8_t* HWY_RESTRICT p, F&& f) {
+template <bool kNaN80, class DF, class F>
+HWY_INLINE void FourFromBF16Table(DF /*df*/, const BF16Table& table, const uint8_t* HWY_RESTRICT p, F&& f) {
   const __m512i codes = _mm512_loadu_si512(p);
   __m512i hi = _mm512_permutex2var_epi8(_mm512_load_si512(table.hi[0].b), codes, _mm512_load_si512(table.hi[1].b));
   __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(table.lo[0].b), codes, _mm512_load_si512(table.lo[1].b));
@@ -223,7 +245,7 @@ HWY_INLINE void FourFromBF16Table(const BF16Table& table, const uint8_t* HWY_RES
   }();
   constexpr __mmask64 kTopHalves = 0xCCCCCCCCCCCCCCCCull;
   auto lanes = [&](int v) QLINEAR_INLINE_LAMBDA {
-    return _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(kTopHalves, lo, _mm512_load_si512(kPlaces.v[v].b), hi));
+    return hn::Vec<DF>{_mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(kTopHalves, lo, _mm512_load_si512(kPlaces.v[v].b), hi))};
   };
   f(lanes(0), lanes(1), lanes(2), lanes(3));
 }
