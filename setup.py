@@ -15,8 +15,15 @@ ROOT = pathlib.Path(__file__).resolve().parent
 
 
 def version():
-    text = (ROOT / "CMakeLists.txt").read_text()
-    return re.search(r"project\(qlinear VERSION (\d+\.\d+\.\d+)", text).group(1)
+    """MAJOR.MINOR.PATCH from the public header's QLINEAR_VERSION_* macros (as CMakeLists.txt)."""
+    text = (ROOT / "include" / "qlinear" / "qlinear.h").read_text()
+    parts = []
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"^#define QLINEAR_VERSION_{part} ([0-9]+)$", text, re.MULTILINE)
+        if m is None:
+            sys.exit(f"include/qlinear/qlinear.h has no QLINEAR_VERSION_{part}")
+        parts.append(m.group(1))
+    return ".".join(parts)
 
 
 class CMakeBuild(build_ext):
