@@ -280,20 +280,23 @@ struct MiniFloatDecoder {
       // g(lo, hi): the values of the 2N codes in c.
       auto half = [&](hn::Vec<decltype(d16)> c, auto&& g) QLINEAR_INLINE_LAMBDA {
         hn::Vec<decltype(d16)> bits;
-        const auto sign = hn::And(hn::ShiftLeft<Tr::kFp4 ? 12 : 8>(c), hn::Set(d16, uint16_t{0x8000}));
         if constexpr (Tr::kFp4) {
+          const auto sign = hn::And(hn::ShiftLeft<12>(c), hn::Set(d16, uint16_t{0x8000}));
           bits = hn::Or(hn::ShiftLeft<9>(hn::And(c, hn::Set(d16, uint16_t{7}))), sign);
         } else if constexpr (Tr::kMant == 2) {  // e5m2: float16's top byte; NaN codes made canonical
           bits = hn::ShiftLeft<8>(c);
-          const auto nan = hn::Gt(hn::And(c, hn::Set(d16, uint16_t{0x7F})), hn::Set(d16, uint16_t{0x7C}));
-          bits = hn::IfThenElse(nan, hn::Or(sign, hn::Set(d16, uint16_t{0x7E00})), bits);
-        } else {  // e4m3fn, e4m3fnuz
-          bits = hn::Or(hn::ShiftLeft<7>(hn::And(c, hn::Set(d16, uint16_t{0x7F}))), sign);
+          const hn::RebindToSigned<decltype(d16)> di16;  // magnitudes are positive int16
+          const auto mag = hn::BitCast(di16, hn::And(c, hn::Set(d16, uint16_t{0x7F})));
+          const auto nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C})));
+          bits = hn::IfThenElse(nan, hn::Or(hn::And(bits, hn::Set(d16, uint16_t{0x8000})), hn::Set(d16, uint16_t{0x7E00})), bits);
+        } else {  // e4m3fn, e4m3fnuz: c's bit 7 is also in bits 8..15, so shifted left by 7
+          // it lands on the float16 sign, and its copy on bit 14 is cleared.
+          bits = hn::And(hn::ShiftLeft<7>(c), hn::Set(d16, uint16_t{0xBFFF}));
           if constexpr (Tr::kFnuz) {
-            bits = hn::IfThenElse(hn::Eq(c, hn::Set(d16, uint16_t{0x80})), hn::Set(d16, uint16_t{0x7E00}), bits);
-          } else {
-            const auto nan = hn::Eq(hn::And(c, hn::Set(d16, uint16_t{0x7F})), hn::Set(d16, uint16_t{0x7F}));
-            bits = hn::IfThenElse(nan, hn::Or(sign, hn::Set(d16, uint16_t{0x7E00})), bits);
+            bits = hn::IfThenElse(hn::Eq(c, hn::Set(d16, uint16_t{0xFF80})), hn::Set(d16, uint16_t{0x7E00}), bits);
+          } else {  // magnitude 0x7F: sign | 0x3F80 becomes sign | 0x7E00
+            const auto nan = hn::Eq(hn::Or(c, hn::Set(d16, uint16_t{0xFF80})), hn::Set(d16, uint16_t{0xFFFF}));
+            bits = hn::Xor(bits, hn::And(hn::VecFromMask(d16, nan), hn::Set(d16, uint16_t{0x4180})));
           }
         }
         const hn::Half<decltype(d16)> d16h;  // N lanes (halves of uint16: Arm has none of float16)
@@ -354,16 +357,17 @@ struct MemoryCodes {
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     f(Load(df, e), Load(df, e + N), Load(df, e + 2 * N), Load(df, e + 3 * N));
   }
-  // f(h0, h1): the codes of elements [e, e + 2N) and [e + 2N, e + 4N) as uint16 lanes (byte
-  // codes only).
+  // f(h0, h1): the codes of elements [e, e + 2N) and [e + 2N, e + 4N) as uint16 lanes, bit 7
+  // copied to bits 8..15 (byte codes only; the widening costs the same either way).
   template <class DF, class F>
   HWY_INLINE void FourHalves(DF df, int64_t e, F&& f) const {
     static_assert(sizeof(XT) == 1, "byte codes");
     const hn::Repartition<uint16_t, DF> d16;
-    const hn::Rebind<uint8_t, decltype(d16)> d8;
+    const hn::Repartition<int16_t, DF> di16;
+    const hn::Rebind<int8_t, decltype(d16)> d8;
     const int64_t N2 = static_cast<int64_t>(hn::Lanes(d16));
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(x) + e;
-    f(hn::PromoteTo(d16, hn::LoadU(d8, p)), hn::PromoteTo(d16, hn::LoadU(d8, p + N2)));
+    const int8_t* p = reinterpret_cast<const int8_t*>(x) + e;
+    f(hn::BitCast(d16, hn::PromoteTo(di16, hn::LoadU(d8, p))), hn::BitCast(d16, hn::PromoteTo(di16, hn::LoadU(d8, p + N2))));
   }
 };
 
