@@ -1,6 +1,8 @@
-// The foreach_target unit: stamps one driver per target and dispatches once per API call; the
-// driver walks the whole plan (no indirect call per run or per element). Also the process's
-// execution settings: the pinned SIMD target and the quantize path.
+// QuantizeLinear's foreach_target unit: stamps one driver per target and dispatches once per API
+// call; the driver walks the whole plan (no indirect call per run or per element). Also the
+// process's execution settings: the pinned SIMD target and the quantize path. DequantizeLinear,
+// the backward pass and dynamic quantization have their own units (kernels_*.cc), which compile
+// in parallel with this one.
 // Owns: which target and which path run. Must not know: validation, the loops themselves.
 #include "kernels.h"
 
@@ -15,12 +17,12 @@
 #include "fpenv.h"
 #include "params.h"
 #include "reference.h"
+#include "run_plan.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/dequantize-inl.h"
 #include "lib/quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -36,42 +38,11 @@ constexpr QuantizePath kOwnPath =
 
 bool ReciprocalPathDriver() { return kOwnPath == QuantizePath::kReciprocal; }
 
-// kPiece(plan, params, y) over the whole plan, or over its pieces through split's parallel-for.
-template <auto kPiece, class Plan>
-void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* split) {
-  if (split == nullptr) return kPiece(p, prm, y);
-  struct Context {
-    const Plan* plan;
-    void* y;
-    const QuantParams* prm;
-    int64_t per_task;
-  } ctx{&p, y, &prm, split->per_task};
-  const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
-  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
-    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
-    const Context& k = *static_cast<const Context*>(c);
-    Plan piece = *k.plan;
-    piece.begin = k.plan->begin + t * k.per_task;
-    piece.end = std::min(k.plan->end, piece.begin + k.per_task);
-    const int64_t skip = piece.begin - k.plan->begin;
-    piece.x = static_cast<const char*>(k.plan->x) + ByteOffset(piece.x_type, skip);
-    kPiece(piece, *k.prm, static_cast<char*>(k.y) + ByteOffset(piece.y_type, skip));
-  }, &ctx);
-}
-
 void QuantizePiece(const QuantizePlan& p, const QuantParams& prm, void* y) {
   if (prm.vector) {
     QuantizeVector(p, prm, y);
   } else {
     QuantizeReference(p, y, p.begin, p.end);
-  }
-}
-
-void DequantizePiece(const DequantizePlan& p, const QuantParams& prm, void* y) {
-  if (prm.vector) {
-    DequantizeVector(p, prm, y);
-  } else {
-    DequantizeReference(p, y, p.begin, p.end);
   }
 }
 
@@ -85,13 +56,6 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
                         reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
   RunPlan<QuantizePiece>(p, y, d.params(), split);
-}
-
-void ExecuteDequantizeDriver(const DequantizePlan& p, void* y, const TaskSplit* split) {
-  if (!VectorDequantizeSupported(p)) return RunPlan<DequantizePiece>(p, y, QuantParams(), split);
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
-                        ParamsFor::kDequantize);
-  RunPlan<DequantizePiece>(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split);
 }
 
 void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
@@ -151,7 +115,6 @@ HWY_AFTER_NAMESPACE();
 namespace qlinear {
 
 HWY_EXPORT(ExecuteQuantizeDriver);
-HWY_EXPORT(ExecuteDequantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
 HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
@@ -310,14 +273,8 @@ bool VectorQuantizeSupported(const QuantizePlan& p) {
   return !(p.x_type == DType::kInt32 && p.prec == Prec::kBF16);
 }
 
-bool VectorDequantizeSupported(const DequantizePlan& p) { return true; }
-
 void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   QLINEAR_DISPATCH(ExecuteQuantizeDriver)(p, y, split, RequestedPath());
-}
-
-void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split) {
-  QLINEAR_DISPATCH(ExecuteDequantizeDriver)(p, y, split);
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {
