@@ -1,8 +1,9 @@
 // The reciprocal path (multiply by 1/scale, divide only near rounding boundaries) against the
 // division path, bit for bit, on every float32 bit pattern: all 2^32 on the best target this CPU
 // supports, every 64th chunk of 2^20 on the others (QLINEAR_EXHAUSTIVE_STRIDE overrides the
-// sampling; 1 = everything everywhere; QLINEAR_EXHAUSTIVE_PART=k/m splits the work). Both paths
-// are forced through the public C API.
+// sampling; 1 = everything everywhere; QLINEAR_EXHAUSTIVE_PART=k/m splits the work;
+// QLINEAR_EXHAUSTIVE_TARGETS=A,B limits the sweep to the targets named). Both paths are forced
+// through the public C API.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -90,6 +91,14 @@ void Part(int64_t* k, int64_t* m) {
   }
 }
 
+// QLINEAR_EXHAUSTIVE_TARGETS: a comma-separated list of target names (unset: every target).
+bool Selected(int64_t target) {
+  const char* e = std::getenv("QLINEAR_EXHAUSTIVE_TARGETS");
+  if (e == nullptr || e[0] == '\0') return true;
+  const std::string list = std::string(",") + e + ",";
+  return list.find(std::string(",") + hwy::TargetName(target) + ",") != std::string::npos;
+}
+
 TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
   constexpr int64_t kChunk = int64_t{1} << 20;
   constexpr int64_t kChunks = (int64_t{1} << 32) / kChunk;
@@ -98,7 +107,13 @@ TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
   std::vector<float> x(kChunk);
   std::vector<uint8_t> by_div, by_rec;
   bool best = true;
+  int64_t swept = 0;
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // best first
+    if (!Selected(target)) {
+      std::printf("[ reciprocal ] %-8s skipped (QLINEAR_EXHAUSTIVE_TARGETS)\n", hwy::TargetName(target));
+      continue;
+    }
+    ++swept;
     hwy::SetSupportedTargetsForTest(target);
     const int64_t stride = Stride(best, target);
     int64_t part, parts;
@@ -149,6 +164,7 @@ TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
   }
   SetQuantizePathForTest(QuantizePath::kAuto);
   hwy::SetSupportedTargetsForTest(0);
+  EXPECT_GT(swept, 0) << "QLINEAR_EXHAUSTIVE_TARGETS names no target this CPU runs";
 }
 
 }  // namespace
