@@ -156,12 +156,14 @@ constexpr bool PermutedFields() {
 
 // Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
 struct IntDecoder {
+  static constexpr int kFoldShift = 0;  // nothing to fold (MiniFloatDecoder)
+  static constexpr float kFold = 1.0f;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
     return hn::ConvertTo(df, hn::Sub(x, zp));
   }
   // f(v0, v1, v2, v3): the values of elements [e, e + 4N); zp(v): vector v's zero points.
-  template <class DF, class Codes, class Zp, class F>
+  template <bool kFolded = false, class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& zp, F&& f) const {
     if constexpr (PermutedFields<Codes, DF>()) {
       // Permuted fields without sign extension or conversion: the float32 whose bits are
@@ -234,7 +236,26 @@ struct MiniFloatDecoder {
   // microcode assist for: 4x slower on random float8 codes. NaN codes become float16's quiet NaN
   // with the code's sign (fnuz: positive), as the reference decodes them.
   static constexpr int kF16Shift = 15 - Tr::kBias;
-  template <class DF, class Codes, class Zp, class F>
+  // Which route Four takes with the loops' vectors (ScalableTag<float>): below, in this order.
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  static constexpr bool kBF16TableRoute = !Tr::kFp4 && hn::MaxLanes(hn::ScalableTag<float>()) == 16;
+#else
+  static constexpr bool kBF16TableRoute = false;
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  static constexpr bool kPermuteRoute = Tr::kFp4 && hn::MaxLanes(hn::ScalableTag<float>()) >= 8;
+#else
+  static constexpr bool kPermuteRoute = false;
+#endif
+  // The power of two a loop may fold into its scales when `fold` is set (every |scale| < 2^100,
+  // QuantParams::moderate_scales): Four<true> leaves its values 2^-kFoldShift times the codes'
+  // (the float16 route without its last multiply), and v * 2^-k * (s * 2^k) is the real number
+  // v * s rounded once, as before; s * 2^k is exact. A loop folds where one scale serves many
+  // vectors (one multiply per scale instead of one per vector).
+  static constexpr int kFoldShift = kViaF16 && !kBF16TableRoute && !kPermuteRoute ? kF16Shift : 0;
+  static constexpr float kFold = static_cast<float>(1 << kFoldShift);
+  bool fold = false;
+  template <bool kFolded = false, class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
     // float8 on AVX3_DL: every value is a bfloat16, looked up by byte permutes in a table of the
@@ -302,7 +323,7 @@ struct MiniFloatDecoder {
         const hn::Half<decltype(d16)> d16h;  // N lanes (halves of uint16: Arm has none of float16)
         auto lo = hn::PromoteTo(df, hn::BitCast(dh, hn::LowerHalf(d16h, bits)));
         auto hi = hn::PromoteTo(df, hn::BitCast(dh, hn::UpperHalf(d16h, bits)));
-        if constexpr (kF16Shift != 0) {
+        if constexpr (kF16Shift != 0 && !kFolded) {
           const auto scale = hn::Set(df, static_cast<float>(1 << kF16Shift));
           lo = hn::Mul(lo, scale);
           hi = hn::Mul(hi, scale);
@@ -470,6 +491,25 @@ struct PackedCodes {
 
 constexpr int64_t YSize(DType y) { return y == DType::kFloat32 ? 4 : 2; }
 
+// loop(std::true_type) where dec folds its power of two into the scales, else
+// loop(std::false_type): the branch is taken once per loop, not per group.
+template <class Dec, class Loop>
+HWY_INLINE void WithFolding(const Dec& dec, Loop&& loop) {
+  if constexpr (Dec::kFoldShift != 0) {
+    if (dec.fold) return loop(std::true_type());
+  }
+  loop(std::false_type());
+}
+// s as the scale of Four<kFolded>.
+template <bool kFolded, class Dec>
+HWY_INLINE float ScaleFor(float s) {
+  if constexpr (kFolded) {
+    return s * Dec::kFold;
+  } else {
+    return s;
+  }
+}
+
 // Elements [e, e + n) through stack buffers: codes read one by one, lanes padded with code 0
 // and scale 1 (a packed span's head before its first byte boundary, the tails).
 template <DType kY, Scales kScales, class Dec, class Codes>
@@ -520,9 +560,10 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
     const int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
     if (head > 0) DequantizeFew<kY, kScales>(dec, codes, e, head, s, z, out);
     j = head;
-    const auto us = hn::Set(df, *s);
     const auto uz = hn::Set(di, z != nullptr ? *z : 0);
-    auto groups = [&](auto zps_per_element) QLINEAR_INLINE_LAMBDA {
+    auto groups = [&](auto zps_per_element, auto folded) QLINEAR_INLINE_LAMBDA {
+      constexpr bool kFolded = decltype(folded)::value;  // kUniform only
+      const auto us = hn::Set(df, ScaleFor<kFolded, Dec>(*s));
       for (; j + 4 * N <= n; j += 4 * N) {
         auto scaled = [&](auto v, int64_t i) QLINEAR_INLINE_LAMBDA {
           return hn::Mul(v, kEach ? hn::LoadU(df, s + i) : us);
@@ -530,16 +571,20 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
         auto zp = [&](int k) QLINEAR_INLINE_LAMBDA {
           return decltype(zps_per_element)::value ? hn::LoadU(di, z + j + k * N) : uz;
         };
-        dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+        dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
           StoreFourY<kY>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N), out,
                          j);
         });
       }
     };
-    if (kEach && z != nullptr) {
-      groups(std::true_type());
+    if constexpr (kEach) {  // a scale per vector: nothing to fold
+      if (z != nullptr) {
+        groups(std::true_type(), std::false_type());
+      } else {
+        groups(std::false_type(), std::false_type());
+      }
     } else {
-      groups(std::false_type());
+      WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA { groups(std::false_type(), folded); });
     }
   }
   if (j < n) {
@@ -561,11 +606,19 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int
   int64_t j = 0;
   if constexpr (Codes::kVector) {
     const hn::RebindToSigned<decltype(df)> di;
-    auto columns = [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+    auto columns = [&](auto with_zps, auto folded) QLINEAR_INLINE_LAMBDA {
       constexpr bool kZps = decltype(with_zps)::value;
+      constexpr bool kFolded = decltype(folded)::value;
+      auto scales = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
+        const auto v = hn::LoadU(df, s + i);
+        if constexpr (kFolded) {
+          return hn::Mul(v, hn::Set(df, Dec::kFold));
+        } else {
+          return v;
+        }
+      };
       for (; j + 4 * N <= len; j += 4 * N) {
-        const auto s0 = hn::LoadU(df, s + j), s1 = hn::LoadU(df, s + j + N), s2 = hn::LoadU(df, s + j + 2 * N),
-                   s3 = hn::LoadU(df, s + j + 3 * N);
+        const auto s0 = scales(j), s1 = scales(j + N), s2 = scales(j + 2 * N), s3 = scales(j + 3 * N);
         const auto z0 = kZps ? hn::LoadU(di, z + j) : hn::Zero(di);
         const auto z1 = kZps ? hn::LoadU(di, z + j + N) : hn::Zero(di);
         const auto z2 = kZps ? hn::LoadU(di, z + j + 2 * N) : hn::Zero(di);
@@ -573,16 +626,16 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int
         auto zp = [&](int k) QLINEAR_INLINE_LAMBDA { return k == 0 ? z0 : k == 1 ? z1 : k == 2 ? z2 : z3; };
         for (int64_t row = 0; row < 4; ++row) {
           const int64_t i = row * len + j;
-          dec.Four(df, codes, e + i, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+          dec.template Four<kFolded>(df, codes, e + i, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
             StoreFourY<kY>(df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
           });
         }
       }
     };
-    if (z != nullptr) {
-      columns(std::true_type());
+    if (z != nullptr) {  // zero points: integers, which have nothing to fold
+      columns(std::true_type(), std::false_type());
     } else {
-      columns(std::false_type());
+      WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA { columns(std::false_type(), folded); });
     }
   }
   if (j == len) return;
@@ -603,13 +656,18 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   int64_t j = 0;
-  for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
-    auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA { return hn::Mul(v, hn::Set(df, s[k + v_index / kPerBlock])); };
-    auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
-    dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-      StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
-    });
-  }
+  WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
+    constexpr bool kFolded = decltype(folded)::value;
+    for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
+      auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA {
+        return hn::Mul(v, hn::Set(df, ScaleFor<kFolded, Dec>(s[k + v_index / kPerBlock])));
+      };
+      auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
+      dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+        StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+      });
+    }
+  });
   return j;
 }
 
@@ -635,18 +693,22 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes& codes_ref,
     if (per_block % 4 == 0 && (phase / N) % 4 == 0) {
       const int64_t groups_per_block = per_block / 4;
       int64_t k = 0, left = groups_per_block - phase / (4 * N);
-      for (; j + 4 * N <= count; j += 4 * N) {
-        const auto vs = hn::Set(df, s[k]);
-        const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
-        dec.Four(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
-                 [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-                   StoreFourY<kY>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs), hn::Mul(v3, vs), y, j);
-                 });
-        if (--left == 0) {
-          ++k;
-          left = groups_per_block;
+      WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
+        constexpr bool kFolded = decltype(folded)::value;
+        for (; j + 4 * N <= count; j += 4 * N) {
+          const auto vs = hn::Set(df, ScaleFor<kFolded, Dec>(s[k]));
+          const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
+          dec.template Four<kFolded>(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
+                                     [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+                                       StoreFourY<kY>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
+                                                      hn::Mul(v3, vs), y, j);
+                                     });
+          if (--left == 0) {
+            ++k;
+            left = groups_per_block;
+          }
         }
-      }
+      });
       return j;
     }
     int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
@@ -752,7 +814,8 @@ inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, vo
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantized(kX)) {
-      const auto dec = DecoderFor<kX>();
+      auto dec = DecoderFor<kX>();
+      if constexpr (decltype(dec)::kFoldShift != 0) dec.fold = prm.moderate_scales;
       const auto codes = CodesFor<kX>(p.x);
       switch (p.y_type) {
         case DType::kFloat16: return DequantizeAll<DType::kFloat16>(dec, codes, p, prm, y);

@@ -90,16 +90,20 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto exponent = hn::Set(di, 0x7F800000), magnitude = hn::Set(di, 0x7FFFFFFF);
-  auto nonfinite = hn::Zero(di), zero = hn::Zero(di);
+  const auto moderate = hn::Set(di, static_cast<int32_t>(kModerateExponentBits));
+  auto nonfinite = hn::Zero(di), zero = hn::Zero(di), large = hn::Zero(di);
   int64_t k = 0;
   for (; k + N <= n; k += N) {
     const auto bits = hn::BitCast(di, hn::LoadU(df, s + k));
-    nonfinite = hn::Or(nonfinite, hn::VecFromMask(di, hn::Eq(hn::And(bits, exponent), exponent)));
+    const auto field = hn::And(bits, exponent);  // non-negative: signed compares are exact
+    nonfinite = hn::Or(nonfinite, hn::VecFromMask(di, hn::Eq(field, exponent)));
     zero = hn::Or(zero, hn::VecFromMask(di, hn::Eq(hn::And(bits, magnitude), hn::Zero(di))));
+    large = hn::Or(large, hn::VecFromMask(di, hn::Gt(field, moderate)));
   }
   ScaleFacts f = ScalarScaleFacts(s, k, n);
   f.finite = f.finite && hn::AllTrue(di, hn::Eq(nonfinite, hn::Zero(di)));
   f.zero = f.zero || !hn::AllTrue(di, hn::Eq(zero, hn::Zero(di)));
+  f.moderate = f.moderate && hn::AllTrue(di, hn::Eq(large, hn::Zero(di)));
   return f;
 }
 

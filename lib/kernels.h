@@ -27,6 +27,9 @@ struct QuantParams {
   // else null.
   const float* offsets = nullptr;
   int64_t first = 0;  // scales[0] (recips[0], zps[0], offsets[0]) is the one of scale index `first`
+  // DequantizeLinear: every |scale| < 2^100, so a decoder's power of two (up to 2^27) can be
+  // multiplied into a scale without overflow (dequantize-inl.h MiniFloatDecoder::kFoldShift).
+  bool moderate_scales = false;
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 
@@ -89,26 +92,32 @@ inline ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
   return n < 64 ? ScalarReciprocals(s, 0, n, r) : VectorReciprocals(s, n, r);
 }
 
-// Whether every s[k] (k < n) is finite, and whether one is zero (DequantizeLinear's NaN check,
-// params.h ProductsExact); vector form for many scales.
+// Whether every s[k] (k < n) is finite, whether one is zero (DequantizeLinear's NaN check,
+// params.h ProductsExact), and whether every |s[k]| < 2^100 (QuantParams::moderate_scales);
+// vector form for many scales.
+// The exponent field of 2^99, shifted into place: |s| < 2^100 iff s's is not above it.
+constexpr uint32_t kModerateExponentBits = (127u + 99u) << 23;
 struct ScaleFacts {
   bool finite = true;
   bool zero = false;
+  bool moderate = true;
 };
 ScaleFacts VectorScaleFacts(const float* s, int64_t n);  // dispatched
 
 // The same for k in [k0, n), one at a time, on the bits (no early exit: the loop vectorizes).
 inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
-  uint32_t nonfinite = 0, zero = 0;
+  uint32_t nonfinite = 0, zero = 0, large = 0;
   for (int64_t k = k0; k < n; ++k) {
     uint32_t bits;
     std::memcpy(&bits, &s[k], 4);
     nonfinite |= (bits & 0x7F800000u) == 0x7F800000u;
     zero |= (bits & 0x7FFFFFFFu) == 0;
+    large |= (bits & 0x7F800000u) > kModerateExponentBits;
   }
   ScaleFacts f;
   f.finite = nonfinite == 0;
   f.zero = zero != 0;
+  f.moderate = large == 0;
   return f;
 }
 inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {

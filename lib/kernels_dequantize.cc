@@ -30,7 +30,7 @@ void ExecuteDequantizeDriver(const DequantizePlan& p, void* y, const TaskSplit* 
   if (!VectorDequantizeSupported(p)) return RunPlan<DequantizePiece>(p, y, QuantParams(), split);
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
                         ParamsFor::kDequantize);
-  RunPlan<DequantizePiece>(p, y, d.ProductsExact(p.x_type) ? d.params() : QuantParams(), split);
+  RunPlan<DequantizePiece>(p, y, d.ForDequantize(p.x_type), split);
 }
 
 }  // namespace HWY_NAMESPACE

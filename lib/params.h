@@ -36,6 +36,9 @@ class DecodedParams {
   // finite, and nonzero for float8e5m2 x (Inf * 0). Backward: dy * (lda / s) likewise when every
   // lda / s is finite and nonzero.
   bool ProductsExact(DType x_type) const;
+  // DequantizeLinear's parameters: params() with moderate_scales set, or the reference's
+  // (QuantParams(), vector = false) unless ProductsExact.
+  QuantParams ForDequantize(DType x_type) const;
   bool GradientFactorsExact(float lda) const;
 
  private:

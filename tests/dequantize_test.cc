@@ -239,5 +239,50 @@ TEST_P(DequantizeTest, WeightLayoutsAndRanges) {
   }
 }
 
+// float8/float4 codes in the weight layouts with scales below 2^100 (the loops fold the
+// decoder's power of two into each scale: MiniFloatDecoder::kFoldShift), and once more with one
+// scale of 2^100 (they do not): every code, negative, subnormal and tiny scales, every output.
+TEST_P(DequantizeTest, MiniFloatCodesWithModerateAndLargeScales) {
+  const int64_t L = lanes_;
+  auto blocks = [](int64_t d, int64_t b) { return (d + b - 1) / b; };
+  std::vector<WeightLayout> layouts = {
+      {{16 * L + 3}, {}, 1, 0},             // per tensor
+      {{7, 4 * L + 2}, {7}, 0, 0},          // per row
+      {{5, 8 * L + 6}, {8 * L + 6}, 1, 0},  // per column: rows of four share the scales
+  };
+  for (int64_t b : {int64_t{16}, int64_t{32}, int64_t{64}}) {
+    layouts.push_back({{3, 4 * b + 6}, {3, blocks(4 * b + 6, b)}, 1, b});
+    layouts.push_back({{b + 5, 4 * L + 2}, {blocks(b + 5, b), 4 * L + 2}, 0, b});
+  }
+  const int32_t types[] = {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E4M3FNUZ, QLINEAR_DTYPE_FLOAT8E5M2,
+                           QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
+  const float moderate[] = {0.037f, -0.7f, 1e-40f, std::numeric_limits<float>::min(), 0x1.fffffep99f,
+                            3.0f, -2.5e-3f, std::numeric_limits<float>::denorm_min()};
+  int turn = 0;
+  for (const WeightLayout& l : layouts) {
+    for (int32_t xt : types) {
+      for (bool large : {false, true}) {
+        ++turn;
+        int64_t n = 1, sn = 1;
+        for (int64_t d : l.x_shape) n *= d;
+        for (int64_t d : l.s_shape) sn *= d;
+        const uint32_t codes = 1u << Bits(xt);
+        std::vector<uint32_t> x(static_cast<size_t>(n));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint32_t>(i * 37 + 11) % codes;
+        std::vector<float> s(static_cast<size_t>(sn));
+        for (size_t k = 0; k < s.size(); ++k) s[k] = moderate[(k + static_cast<size_t>(turn)) % 8];
+        if (large) s.back() = 0x1p100f;
+        const int32_t st = turn % 2 ? QLINEAR_DTYPE_FLOAT : QLINEAR_DTYPE_FLOAT8E8M0;
+        DequantizeCall c(Codes(xt, x, l.x_shape), Scales(st, s, l.s_shape), l.axis, l.block);
+        for (int32_t yt : kOutputs) {
+          c.attrs.output_dtype = yt;
+          const std::string diff = CheckDequantize(c, 0, -1, static_cast<size_t>(turn));
+          ASSERT_EQ(diff, "") << Where(c, std::string(large ? "a scale of 2^100: " : "") + diff);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qlinear
