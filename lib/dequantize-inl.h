@@ -38,7 +38,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Whether a vector's NaN lanes may carry a payload. DequantizeLinear's may not: a NaN comes only
 // from a float8 NaN code, decoded to sign | 0x7FC00000, times a finite scale (DecodedParams::
-// ProductsExact sends other calls to the reference), and the conversions below keep that NaN's
+// ForDequantize sends other calls to the reference), and the conversions below keep that NaN's
 // sign and give the canonical 0x7E00 / 0x7FC0 by themselves. The backward pass's dy may carry
 // any payload: those lanes are made canonical first.
 enum class NaNs { kCanonical, kAny };

@@ -92,11 +92,12 @@ inline ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
   return n < 64 ? ScalarReciprocals(s, 0, n, r) : VectorReciprocals(s, n, r);
 }
 
-// Whether every s[k] (k < n) is finite, whether one is zero (DequantizeLinear's NaN check,
-// params.h ProductsExact), and whether every |s[k]| < 2^100 (QuantParams::moderate_scales);
-// vector form for many scales.
 // The exponent field of 2^99, shifted into place: |s| < 2^100 iff s's is not above it.
 constexpr uint32_t kModerateExponentBits = (127u + 99u) << 23;
+
+// Whether every s[k] (k < n) is finite, whether one is zero (DequantizeLinear's NaN check,
+// params.h ForDequantize), and whether every |s[k]| < 2^100 (QuantParams::moderate_scales);
+// vector form for many scales.
 struct ScaleFacts {
   bool finite = true;
   bool zero = false;

@@ -183,20 +183,10 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   prm_.vector = true;
 }
 
-namespace {
-bool ProductsExactBy(const ScaleFacts& f, DType x_type) {
-  const bool may_be_inf = x_type == DType::kFloat8E5M2;  // the only input with an Inf code
-  return f.finite && !(may_be_inf && f.zero);
-}
-}  // namespace
-
-bool DecodedParams::ProductsExact(DType x_type) const {
-  return ProductsExactBy(ComputeScaleFacts(prm_.scales, n_), x_type);
-}
-
 QuantParams DecodedParams::ForDequantize(DType x_type) const {
   const ScaleFacts f = ComputeScaleFacts(prm_.scales, n_);
-  if (!ProductsExactBy(f, x_type)) return QuantParams();
+  const bool may_be_inf = x_type == DType::kFloat8E5M2;  // the only input with an Inf code
+  if (!f.finite || (may_be_inf && f.zero)) return QuantParams();
   QuantParams p = prm_;
   p.moderate_scales = f.moderate;
   return p;

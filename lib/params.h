@@ -30,14 +30,12 @@ class DecodedParams {
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }
 
-  // Whether the vector kernels' NaNs follow the NaN rule of qlinear.h by themselves; if not, the
-  // call runs through the scalar reference, which applies it. DequantizeLinear: x * s can only
-  // be NaN by a NaN x (a single NaN operand keeps its sign on every CPU) when every scale is
-  // finite, and nonzero for float8e5m2 x (Inf * 0). Backward: dy * (lda / s) likewise when every
-  // lda / s is finite and nonzero.
-  bool ProductsExact(DType x_type) const;
-  // DequantizeLinear's parameters: params() with moderate_scales set, or the reference's
-  // (QuantParams(), vector = false) unless ProductsExact.
+  // The vector kernels' NaNs must follow the NaN rule of qlinear.h by themselves; where they
+  // would not, the call runs through the scalar reference, which applies it. DequantizeLinear:
+  // x * s can only be NaN by a NaN x (a single NaN operand keeps its sign on every CPU) when
+  // every scale is finite, and nonzero for float8e5m2 x (Inf * 0); then ForDequantize gives
+  // params() with moderate_scales set, else the reference's (QuantParams(), vector = false).
+  // Backward: dy * (lda / s) likewise when every lda / s is finite and nonzero.
   QuantParams ForDequantize(DType x_type) const;
   bool GradientFactorsExact(float lda) const;
 
