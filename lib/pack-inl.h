@@ -1,5 +1,6 @@
-// Packing and unpacking of sub-byte codes (4- and 2-bit types): one code per byte on one side,
-// ONNX raw_data packing on the other (element 0 in the low bits of byte 0).
+// Packing and unpacking of sub-byte codes (4- and 2-bit types): one code per byte (or per int32
+// lane of a code vector, PackedOut) on one side, ONNX raw_data packing on the other (element 0
+// in the low bits of byte 0).
 // Owns: bit positions. Must not know: what the codes mean.
 #if defined(QLINEAR_LIB_PACK_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_PACK_INL_H_
@@ -8,9 +9,13 @@
 #define QLINEAR_LIB_PACK_INL_H_
 #endif
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "hwy/highway.h"
+#include "lib/x86-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qlinear {
@@ -59,6 +64,76 @@ HWY_NOINLINE void PackCodes(const uint8_t* HWY_RESTRICT codes, int64_t n, uint8_
     out[i / kPer] = static_cast<uint8_t>(b);
   }
 }
+
+// n codes (int32, the field in the low kBits bits) -> ceil(n * kBits / 8) bytes; the fields past
+// n in the last byte are zero.
+template <int kBits>
+HWY_INLINE void PackLanes(const int32_t* HWY_RESTRICT codes, size_t n, uint8_t* HWY_RESTRICT out) {
+  constexpr size_t kPer = 8 / kBits;
+  constexpr unsigned kMask = (1u << kBits) - 1;
+  for (size_t i = 0; i < n; i += kPer) {
+    unsigned b = 0;
+    for (size_t k = 0; k < kPer && i + k < n; ++k) b |= (static_cast<unsigned>(codes[i + k]) & kMask) << (k * kBits);
+    out[i / kPer] = static_cast<uint8_t>(b);
+  }
+}
+
+// ---- QuantizeLinear's sub-byte output, packed as the codes are made ----------------------------
+
+// The output of a quantize loop for a kBits-wide type: element i's field is in byte
+// i / (8 / kBits). Offsets added must be multiples of 8 / kBits: the vector loops add multiples
+// of a vector's lanes (>= 4; the scalar target, one lane, stages its codes instead).
+template <int kBits>
+struct PackedOut {
+  uint8_t* bytes;
+  PackedOut operator+(int64_t i) const { return PackedOut{bytes + i / (8 / kBits)}; }
+};
+template <class TOut>
+struct IsPackedOut : std::false_type {};
+template <int kBits>
+struct IsPackedOut<PackedOut<kBits>> : std::true_type {};
+
+#if HWY_TARGET != HWY_SCALAR
+// Int32 lanes 2k and 2k + 1 of lo, then of hi, each holding a kBits-wide field in its low bits:
+// lane k of the result holds field(2k) | field(2k + 1) << kBits. Per 64-bit lane, one mask, one
+// shift and one or join the pair in its low half; ConcatEven keeps the low halves in order.
+template <int kBits, class DI>
+HWY_INLINE hn::Vec<DI> JoinPairs(DI di, hn::Vec<DI> lo, hn::Vec<DI> hi) {
+  const hn::Repartition<uint64_t, DI> d64;
+  constexpr uint64_t kField = (uint64_t{1} << kBits) - 1;
+  const auto mask = hn::Set(d64, kField | kField << 32);
+  auto join = [&](hn::Vec<DI> v) QLINEAR_INLINE_LAMBDA {
+    const auto t = hn::And(hn::BitCast(d64, v), mask);
+    return hn::BitCast(di, hn::Or(t, hn::ShiftRight<32 - kBits>(t)));
+  };
+  return hn::ConcatEven(di, join(hi), join(lo));
+}
+
+// Four code vectors (the exact codes, or any int32 whose low kBits bits are the field) to
+// consecutive packed outputs: 4N fields, 2N bytes (4-bit) or N (2-bit).
+template <int kBits, class DF, class VI>
+HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, PackedOut<kBits> out) {
+  const hn::RebindToSigned<DF> di;
+  if constexpr (kBits == 4) {
+    StoreTwoCodes(df, JoinPairs<4>(di, c0, c1), JoinPairs<4>(di, c2, c3), out.bytes);
+  } else {
+    StoreCodes(df, JoinPairs<4>(di, JoinPairs<2>(di, c0, c1), JoinPairs<2>(di, c2, c3)), out.bytes);
+  }
+}
+
+// The first n codes of one vector (the loops' single vectors and tails: rare, through the stack).
+template <int kBits, class DF, class VI>
+HWY_INLINE void StorePartialCodes(DF df, VI c, size_t n, PackedOut<kBits> out) {
+  const hn::RebindToSigned<DF> di;
+  HWY_ALIGN int32_t lanes[hn::MaxLanes(di)];
+  hn::Store(c, di, lanes);
+  PackLanes<kBits>(lanes, n, out.bytes);
+}
+template <int kBits, class DF, class VI>
+HWY_INLINE void StoreCodes(DF df, VI c, PackedOut<kBits> out) {
+  StorePartialCodes(df, c, hn::Lanes(df), out);
+}
+#endif
 
 // Elements [first, first + n) of packed bits-wide fields at `in` (element e is field e % per of
 // byte e / per), one per T into codes; sign_extend: the field's top bit is a sign (int4, int2).

@@ -14,7 +14,9 @@
 // group's boundary flags once; only flagged vectors are recomputed by division (FlaggedGroups).
 // SVE vectors are sizeless (no arrays, no members), so a group's source is a set of lambdas
 // over locals rather than a policy object.
-// Sub-byte outputs are staged as one code per byte in chunks on byte boundaries, then packed.
+// Sub-byte outputs from float32 are packed in registers by the stores (pack-inl.h PackedOut)
+// where every run starts on a byte; other sub-byte plans are staged as one code per byte in
+// chunks on byte boundaries, then packed.
 #if defined(QLINEAR_LIB_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_QUANTIZE_INL_H_
 #undef QLINEAR_LIB_QUANTIZE_INL_H_
@@ -72,8 +74,8 @@ constexpr CodeForm ChooseCodeForm() {
 }
 
 // Four code vectors in the form kForm to consecutive outputs.
-template <CodeForm kForm, class DF, class TOut, class VI>
-HWY_INLINE void StoreFour(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT out) {
+template <CodeForm kForm, class DF, class Out, class VI>
+HWY_INLINE void StoreFour(DF df, VI c0, VI c1, VI c2, VI c3, Out out) {
   if constexpr (kForm == CodeForm::kFixedPoint) {
     StoreFourFixedPoint(df, c0, c1, c2, c3, out);
   } else {
@@ -99,9 +101,9 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> VectorCodes(const Enc& enc, DF df, co
 }
 
 // One vector by division: codes of x[0, N) with scale vs and zero point vz, stored at out.
-template <class Enc, class DF, class XT, class TOut>
+template <class Enc, class DF, class XT, class Out>
 HWY_INLINE void DivideVector(const Enc& enc, DF df, const XT* HWY_RESTRICT x, hn::Vec<DF> vs,
-                             hn::Vec<hn::RebindToSigned<DF>> vz, TOut* HWY_RESTRICT out) {
+                             hn::Vec<hn::RebindToSigned<DF>> vz, Out out) {
   StoreCodes(df, VectorCodes<Quotients::kDivide>(enc, df, x, vs, vz), out);
 }
 
@@ -133,9 +135,9 @@ HWY_INLINE void FlaggedGroups(DF df, int64_t groups, Begin&& begin, Codes&& code
 // Whole vectors [i, n / N * N) by division (kDivide, sr: the scales) or exact products
 // (kExactProduct, sr: the reciprocals), four at a time and then one by one, then the partial
 // vector through stack buffers (no over-read, no over-write; padding lanes x = 0, s = r = 1).
-template <Scales kScales, Quotients kQ, class Enc, class XT, class TOut>
+template <Scales kScales, Quotients kQ, class Enc, class XT, class Out>
 HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t i, int64_t n,
-                              const float* HWY_RESTRICT sr, const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+                              const float* HWY_RESTRICT sr, const int32_t* HWY_RESTRICT z, Out out) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -159,29 +161,27 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float sb[hn::MaxLanes(df)];
     HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
-    HWY_ALIGN TOut ob[hn::MaxLanes(df)];
     std::memcpy(xb, x + i, rem * sizeof(XT));
     if (kEach) {
       std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
       std::memcpy(sb, sr + i, rem * sizeof(float));
       std::memcpy(zb, z + i, rem * sizeof(int32_t));
     }
-    StoreCodes(df, codes(xb, sb, zb), ob);
-    std::memcpy(out + i, ob, rem * sizeof(TOut));
+    StorePartialCodes(df, codes(xb, sb, zb), rem, out + i);
   }
 }
 
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
 // elements done (a multiple of 4N).
-template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, class Enc, class XT, class TOut>
+template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, class Enc, class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
                               const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
-                              const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out) {
+                              const float* HWY_RESTRICT off, Out out) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), TOut>();
+  constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), std::remove_pointer_t<Out>>();
   const auto us = hn::Set(df, *s);
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
@@ -216,10 +216,10 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
 
 // A span of x into codes: the reciprocal path's groups when r is given (1/s), then the rest by
 // division. off: per-element zero offsets (QuantParams::offsets), or null.
-template <Scales kScales, class Enc, class XT, class TOut>
+template <Scales kScales, class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
-                               const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out,
+                               const int32_t* HWY_RESTRICT z, Out out,
                                const float* HWY_RESTRICT off = nullptr, bool exact_products = false) {
   // A local copy: byte stores may alias the referenced encoder, which would make the compiler
   // reload its bounds (and rebuild the clamp vectors) on every iteration.
@@ -374,10 +374,10 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
 }
 
 // One run, xr[0, run.count) into out[0, run.count).
-template <class Enc, class XT, class TOut>
+template <class Enc, class XT, class Out>
 HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const XT* HWY_RESTRICT xr,
-                            const QuantParams& prm, TOut* HWY_RESTRICT out) {
-  if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
+                            const QuantParams& prm, Out out) {
+  if constexpr (Enc::kReciprocal && !IsPackedOut<Out>::value) {  // (the backward pass's clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
       return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
     }
@@ -480,6 +480,20 @@ void QuantizeRowGroups(const Enc& enc, const QuantizePlan& p, const QuantParams&
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
 
+// Whether every run of the layout's kUniform or kPerElement runs (ForEachRun) from a byte
+// boundary starts on one: runs begin at multiples of the per-axis or outer-axis stretch.
+inline bool RunsStartOnBytes(const Layout& l, int per) {
+  switch (l.granularity) {
+    case Granularity::kPerTensor:
+      return true;
+    case Granularity::kPerAxis:
+      return (l.inner == 1 ? l.axis_dim : l.inner) % per == 0;
+    case Granularity::kBlocked:
+      return l.inner > 1 && l.inner % per == 0;
+  }
+  return false;
+}
+
 template <class XT, class TOut, class Enc>
 void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y) {
   // Elements [p.begin, p.end); x and y point at element p.begin.
@@ -497,11 +511,25 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
     });
     return;
   }
-  // Sub-byte: chunks on byte boundaries (p.begin is one); codes staged one per byte, padding
-  // codes zero.
-  HWY_ALIGN TOut codes[kChunk];
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
+#if HWY_TARGET != HWY_SCALAR
+  // Sub-byte from float32, one scale per run or a scale per element, every run starting on a
+  // byte (p.begin is one): the loops pack each group's codes in registers as they store them.
+  if constexpr (std::is_same_v<XT, float>) {
+    if ((kind == RunKind::kUniform || kind == RunKind::kPerElement) && RunsStartOnBytes(p.layout, per)) {
+      auto packed = [&](auto out0) {
+        ForEachRun(p.layout, b, p.end, [&](const Run& r) {
+          QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b));
+        });
+      };
+      return bits == 4 ? packed(PackedOut<4>{out}) : packed(PackedOut<2>{out});
+    }
+  }
+#endif
+  // Other sub-byte plans: chunks on byte boundaries (p.begin is one); codes staged one per
+  // byte, padding codes zero.
+  HWY_ALIGN TOut codes[kChunk];
   const bool prefetch = p.end - b >= kPrefetchFrom;
   for (int64_t c0 = b; c0 < p.end; c0 += kChunk) {
     const int64_t c1 = std::min(p.end, c0 + kChunk);

@@ -12,6 +12,7 @@
 #endif
 
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "lib/formats.h"
@@ -103,6 +104,14 @@ HWY_INLINE void StoreCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, TOut* HWY_R
 #endif
   const hn::Rebind<TOut, DF> dout;
   hn::StoreU(hn::DemoteTo(dout, v), dout, out);
+}
+
+// The first n codes of one vector (tails).
+template <class DF, class TOut>
+HWY_INLINE void StorePartialCodes(DF df, hn::Vec<hn::RebindToSigned<DF>> v, size_t n, TOut* HWY_RESTRICT out) {
+  HWY_ALIGN TOut codes[hn::MaxLanes(df)];
+  StoreCodes(df, v, codes);
+  std::memcpy(out, codes, n * sizeof(TOut));
 }
 
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
