@@ -86,7 +86,10 @@ HWY_INLINE void PackLanes(const int32_t* HWY_RESTRICT codes, size_t n, uint8_t* 
 template <int kBits>
 struct PackedOut {
   uint8_t* bytes;
-  PackedOut operator+(int64_t i) const { return PackedOut{bytes + i / (8 / kBits)}; }
+  PackedOut operator+(int64_t i) const {
+    HWY_DASSERT(i % (8 / kBits) == 0);
+    return PackedOut{bytes + i / (8 / kBits)};
+  }
 };
 template <class TOut>
 struct IsPackedOut : std::false_type {};
@@ -96,7 +99,8 @@ struct IsPackedOut<PackedOut<kBits>> : std::true_type {};
 #if HWY_TARGET != HWY_SCALAR
 // Int32 lanes 2k and 2k + 1 of lo, then of hi, each holding a kBits-wide field in its low bits:
 // lane k of the result holds field(2k) | field(2k + 1) << kBits. Per 64-bit lane, one mask, one
-// shift and one or join the pair in its low half; ConcatEven keeps the low halves in order.
+// shift and one or join the pair in its low half (int32 lane 2k is that half: the little-endian
+// lane order of x86 and Arm); ConcatEven keeps the low halves in order.
 template <int kBits, class DI>
 HWY_INLINE hn::Vec<DI> JoinPairs(DI di, hn::Vec<DI> lo, hn::Vec<DI> hi) {
   const hn::Repartition<uint64_t, DI> d64;

@@ -480,18 +480,24 @@ void QuantizeRowGroups(const Enc& enc, const QuantizePlan& p, const QuantParams&
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
 
-// Whether every run of the layout's kUniform or kPerElement runs (ForEachRun) from a byte
-// boundary starts on one: runs begin at multiples of the per-axis or outer-axis stretch.
-inline bool RunsStartOnBytes(const Layout& l, int per) {
+// Whether a sub-byte plan with a kUniform or kPerElement layout is packed in registers
+// (PackedOut): every run (ForEachRun) from a byte boundary starts on one, i.e. the per-axis or
+// outer-axis stretch is whole bytes, and is long enough that its tail (packed through the
+// stack, PackLanes) is a small part of it.
+inline bool PacksInRegisters(const Layout& l, int per) {
+  constexpr int64_t kMinRun = 64;
+  int64_t stretch = 0;
   switch (l.granularity) {
     case Granularity::kPerTensor:
       return true;
     case Granularity::kPerAxis:
-      return (l.inner == 1 ? l.axis_dim : l.inner) % per == 0;
+      stretch = l.inner == 1 ? l.axis_dim : l.inner;
+      break;
     case Granularity::kBlocked:
-      return l.inner > 1 && l.inner % per == 0;
+      stretch = l.inner > 1 ? l.inner : 0;
+      break;
   }
-  return false;
+  return stretch >= kMinRun && stretch % per == 0;
 }
 
 template <class XT, class TOut, class Enc>
@@ -516,14 +522,20 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
 #if HWY_TARGET != HWY_SCALAR
   // Sub-byte from float32, one scale per run or a scale per element, every run starting on a
   // byte (p.begin is one): the loops pack each group's codes in registers as they store them.
-  if constexpr (std::is_same_v<XT, float>) {
-    if ((kind == RunKind::kUniform || kind == RunKind::kPerElement) && RunsStartOnBytes(p.layout, per)) {
+  // (Instantiated only for the encoders of sub-byte types: integers with byte codes, float4.)
+  constexpr bool kFloat4 = std::is_same_v<Enc, MiniFloatEncoder<DType::kFloat4E2M1>>;
+  if constexpr (std::is_same_v<XT, float> && (kFloat4 || (std::is_same_v<Enc, IntEncoder> && sizeof(TOut) == 1))) {
+    if ((kind == RunKind::kUniform || kind == RunKind::kPerElement) && PacksInRegisters(p.layout, per)) {
       auto packed = [&](auto out0) {
         ForEachRun(p.layout, b, p.end, [&](const Run& r) {
           QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b));
         });
       };
-      return bits == 4 ? packed(PackedOut<4>{out}) : packed(PackedOut<2>{out});
+      if constexpr (kFloat4) {
+        return packed(PackedOut<4>{out});
+      } else {
+        return bits == 4 ? packed(PackedOut<4>{out}) : packed(PackedOut<2>{out});
+      }
     }
   }
 #endif

@@ -12,7 +12,8 @@
 #endif
 
 #include <stdint.h>
-#include <string.h>
+
+#include <cstring>
 
 #include "hwy/highway.h"
 #include "lib/formats.h"

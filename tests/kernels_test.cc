@@ -251,12 +251,13 @@ TEST_P(KernelTest, Granularities) {
       // starts a run mid-block (found by `qlinear selftest`).
       {{3, 700}, {3, 23}, 1, 31},
       {{6, 263}, {6, 9}, 1, 31},
-      // Sub-byte outputs from float32 whose runs all start on a byte are packed in registers
-      // (runs of whole bytes of int4 and of int2 fields).
-      {{5, 2 * L + 4}, {5}, 0, 0},              // per-axis, outer axis
-      {{7, 4 * L + 4}, {4 * L + 4}, 1, 0},      // per-axis, last axis: scale per element
-      {{9, 4 * L + 8}, {3, 4 * L + 8}, 0, 3},   // blocked along an outer axis
-      {{2, 3, 2 * L + 2}, {3}, 1, 0},           // per-axis, middle axis, int4 only
+      // Sub-byte outputs from float32 whose runs all start on a byte and hold >= 64 elements
+      // are packed in registers (runs of whole bytes of int4 and of int2 fields).
+      {{5, 4 * L + 64}, {5}, 0, 0},               // per-axis, outer axis
+      {{7, 4 * L + 68}, {4 * L + 68}, 1, 0},      // per-axis, last axis: scale per element
+      {{9, 4 * L + 72}, {3, 4 * L + 72}, 0, 3},   // blocked along an outer axis
+      {{2, 3, 2 * L + 66}, {3}, 1, 0},            // per-axis, middle axis (int2: staged)
+      {{5, 2 * L + 4}, {5}, 0, 0},                // whole bytes but short runs: staged
   };
   for (const Layout2& l : layouts) {
     for (int32_t yt : kIntOutputs) {
