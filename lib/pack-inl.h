@@ -113,10 +113,16 @@ HWY_INLINE hn::Vec<DI> JoinPairs(DI di, hn::Vec<DI> lo, hn::Vec<DI> hi) {
   return hn::ConcatEven(di, join(hi), join(lo));
 }
 
-// Four code vectors (the exact codes, or any int32 whose low kBits bits are the field) to
-// consecutive packed outputs: 4N fields, 2N bytes (4-bit) or N (2-bit).
+// Four code vectors (the exact codes, or any int32 whose low kBits bits are the field; on SSE4
+// and AVX2 the exact codes, which the loops give PackedOut) to consecutive packed outputs: 4N
+// fields, 2N bytes (4-bit) or N (2-bit).
 template <int kBits, class DF, class VI>
 HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, PackedOut<kBits> out) {
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+  if constexpr (hn::MaxLanes(DF()) * sizeof(float) == HWY_MAX_BYTES) {  // full vectors
+    return PackFourCodes<kBits>(c0, c1, c2, c3, out.bytes);
+  }
+#endif
   const hn::RebindToSigned<DF> di;
   if constexpr (kBits == 4) {
     StoreTwoCodes(df, JoinPairs<4>(di, c0, c1), JoinPairs<4>(di, c2, c3), out.bytes);

@@ -287,6 +287,48 @@ HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_REST
   StoreTwoCodes(df, c2, c3, out + 2 * hn::Lanes(df));
 }
 
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+// Four vectors of exact sub-byte codes (int32 lanes within int8) to 4N packed kBits-wide fields
+// (pack-inl.h's PackedOut). Signed packs narrow them to bytes without changing a value (a
+// negative code keeps its low bits); one multiply-add then joins each pair of masked fields
+// (2-bit: a second joins pairs of pairs), and packs keep the low bytes. On AVX2 the packs work
+// per 128-bit half, so half 0 holds elements 0..3 of each vector and half 1 elements 4..7: a final
+// unpack interleaves the halves' bytes (2-bit) or words (4-bit) back into element order.
+// 8 to 11 ops per 4N codes instead of about 30 with generic joins and narrowing.
+template <int kBits, class V>
+HWY_INLINE void PackFourCodes(V c0, V c1, V c2, V c3, uint8_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_AVX2
+  const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(c0.raw, c1.raw), _mm256_packs_epi32(c2.raw, c3.raw));
+  if constexpr (kBits == 4) {
+    const __m256i f = _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
+    const __m256i w = _mm256_maddubs_epi16(f, _mm256_set1_epi16(0x1001));  // f0 + 16 f1
+    const __m256i p = _mm256_packus_epi16(w, w);
+    const __m128i r = _mm_unpacklo_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), r);
+  } else {
+    const __m256i f = _mm256_and_si256(b, _mm256_set1_epi8(0x03));
+    const __m256i w = _mm256_maddubs_epi16(f, _mm256_set1_epi16(0x0401));  // f0 + 4 f1
+    const __m256i d = _mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001));  // w0 + 16 w1
+    const __m256i h = _mm256_packs_epi32(d, d);
+    const __m256i p = _mm256_packus_epi16(h, h);
+    const __m128i r = _mm_unpacklo_epi8(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), r);
+  }
+#else
+  const __m128i b = _mm_packs_epi16(_mm_packs_epi32(c0.raw, c1.raw), _mm_packs_epi32(c2.raw, c3.raw));
+  if constexpr (kBits == 4) {
+    const __m128i w = _mm_maddubs_epi16(_mm_and_si128(b, _mm_set1_epi8(0x0F)), _mm_set1_epi16(0x1001));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packus_epi16(w, w));
+  } else {
+    const __m128i w = _mm_maddubs_epi16(_mm_and_si128(b, _mm_set1_epi8(0x03)), _mm_set1_epi16(0x0401));
+    const __m128i h = _mm_packs_epi32(_mm_madd_epi16(w, _mm_set1_epi32(0x00100001)), _mm_setzero_si128());
+    const int32_t bytes = _mm_cvtsi128_si32(_mm_packus_epi16(h, h));
+    std::memcpy(out, &bytes, 4);
+  }
+#endif
+}
+#endif
+
 // Whether StoreFourFixedPoint narrows fixed-point lanes itself (CodeForm::kFixedPoint).
 template <class DF, class TOut>
 constexpr bool kFixedPointStore = kTruncatingStore<DF, TOut> && HWY_TARGET <= HWY_AVX3_DL;
