@@ -1,7 +1,8 @@
 // Packing and unpacking of sub-byte codes (4- and 2-bit types): one code per byte (or per int32
 // lane of a code vector, PackedOut) on one side, ONNX raw_data packing on the other (element 0
 // in the low bits of byte 0).
-// Owns: bit positions. Must not know: what the codes mean.
+// Owns: bit positions (the SSE4/AVX2 form of the four-vector packing, PackFourCodes, is in
+// x86-inl.h with the other x86 stores). Must not know: what the codes mean.
 #if defined(QLINEAR_LIB_PACK_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef QLINEAR_LIB_PACK_INL_H_
 #undef QLINEAR_LIB_PACK_INL_H_
@@ -11,8 +12,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/x86-inl.h"
@@ -91,10 +90,6 @@ struct PackedOut {
     return PackedOut{bytes + i / (8 / kBits)};
   }
 };
-template <class TOut>
-struct IsPackedOut : std::false_type {};
-template <int kBits>
-struct IsPackedOut<PackedOut<kBits>> : std::true_type {};
 
 #if HWY_TARGET != HWY_SCALAR
 // Int32 lanes 2k and 2k + 1 of lo, then of hi, each holding a kBits-wide field in its low bits:

@@ -265,11 +265,11 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
 // redone by division with their block's scale. Blocks of 32 were otherwise a pair of vectors per
 // block, each with its own flag test, branches and narrowing. off: per-block zero offsets, or
 // null (the encoder's ZeroOffset of z[k]). Returns the elements done (a multiple of 4N).
-template <class Enc, class XT, class TOut>
+template <class Enc, class XT, class Out>
 HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                const XT* HWY_RESTRICT x, const float* HWY_RESTRICT s,
                                const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
-                               const float* HWY_RESTRICT off, TOut* HWY_RESTRICT out) {
+                               const float* HWY_RESTRICT off, Out out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -289,7 +289,7 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
   };
   auto run = [&](auto margin, auto offsets) {
     constexpr Margin kMargin = decltype(margin)::value;
-    constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), TOut>();
+    constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), std::remove_pointer_t<Out>>();
     auto codes = [&](int64_t g, int v, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
       const int64_t b = kk[v];
       const auto vz = hn::Set(di, z[b]);
@@ -326,10 +326,10 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
 
 // The same with power-of-two scales (QuantParams::exact_products): each vector's codes from its
 // block's exact products, four vectors per store, no flags.
-template <class Enc, class XT, class TOut>
+template <class Enc, class XT, class Out>
 HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                       const XT* HWY_RESTRICT x, const float* HWY_RESTRICT r,
-                                      const int32_t* HWY_RESTRICT z, TOut* HWY_RESTRICT out) {
+                                      const int32_t* HWY_RESTRICT z, Out out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -353,9 +353,9 @@ HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t ph
 
 // A kBlocks run spanning more than one block: BlockGroups (or ProductBlockGroups) where the
 // blocks are whole vectors, the rest a span per block.
-template <class Enc, class XT, class TOut>
+template <class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x, const RunParams& p,
-                                 bool exact_products, TOut* HWY_RESTRICT out) {
+                                 bool exact_products, Out out) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   // Locals: byte stores may alias `run` (GCC reloaded its fields after every block).
@@ -377,7 +377,7 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
 template <class Enc, class XT, class Out>
 HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const XT* HWY_RESTRICT xr,
                             const QuantParams& prm, Out out) {
-  if constexpr (Enc::kReciprocal && !IsPackedOut<Out>::value) {  // (the backward pass's clamp tests keep to spans)
+  if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
       return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
     }
@@ -480,11 +480,13 @@ void QuantizeRowGroups(const Enc& enc, const QuantizePlan& p, const QuantParams&
 
 // ---- the QuantizeLinear driver body -----------------------------------------------------------
 
-// Whether a sub-byte plan with a kUniform or kPerElement layout is packed in registers
+// Whether a sub-byte plan with a kUniform, kPerElement or kBlocks layout is packed in registers
 // (PackedOut): every run (ForEachRun) from a byte boundary starts on one, i.e. the per-axis or
 // outer-axis stretch is whole bytes, and is long enough that its tail (packed through the
-// stack, PackLanes) is a small part of it.
-inline bool PacksInRegisters(const Layout& l, int per) {
+// stack, PackLanes) is a small part of it. Blocks along the last axis also need whole vectors
+// (lanes: N), so that BlockGroups takes them (N is a multiple of 4, so blocks are whole bytes),
+// and rows of whole bytes (rows that blocks tile are one run).
+inline bool PacksInRegisters(const Layout& l, int per, int64_t lanes) {
   constexpr int64_t kMinRun = 64;
   int64_t stretch = 0;
   switch (l.granularity) {
@@ -494,7 +496,11 @@ inline bool PacksInRegisters(const Layout& l, int per) {
       stretch = l.inner == 1 ? l.axis_dim : l.inner;
       break;
     case Granularity::kBlocked:
-      stretch = l.inner > 1 ? l.inner : 0;
+      if (l.inner > 1) {
+        stretch = l.inner;
+      } else if (l.block % lanes == 0 && lanes % 4 == 0) {
+        stretch = l.axis_dim % l.block == 0 ? l.count : l.axis_dim;
+      }
       break;
   }
   return stretch >= kMinRun && stretch % per == 0;
@@ -520,12 +526,14 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
 #if HWY_TARGET != HWY_SCALAR
-  // Sub-byte from float32, one scale per run or a scale per element, every run starting on a
-  // byte (p.begin is one): the loops pack each group's codes in registers as they store them.
+  // Sub-byte from float32, one scale per run, a scale per element or blocks of whole vectors,
+  // every run and block starting on a byte (p.begin is one): the loops pack each group's codes
+  // in registers as they store them.
   // (Instantiated only for the encoders of sub-byte types: integers with byte codes, float4.)
   constexpr bool kFloat4 = std::is_same_v<Enc, MiniFloatEncoder<DType::kFloat4E2M1>>;
   if constexpr (std::is_same_v<XT, float> && (kFloat4 || (std::is_same_v<Enc, IntEncoder> && sizeof(TOut) == 1))) {
-    if ((kind == RunKind::kUniform || kind == RunKind::kPerElement) && PacksInRegisters(p.layout, per)) {
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+    if (kind != RunKind::kShortBlocks && PacksInRegisters(p.layout, per, lanes)) {
       auto packed = [&](auto out0) {
         ForEachRun(p.layout, b, p.end, [&](const Run& r) {
           QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b));

@@ -1,6 +1,7 @@
 // Per-target operations that x86 does better with AVX-512 instructions Highway 1.0.3 does not
 // expose (masked VPTESTMD, VPMOVDB/VPMOVDW, VPERMT2B, VPERMB with merge masks) or where an x86
-// quirk saves an operation (MAXPS returns its second operand for a NaN). Each is a named
+// quirk saves an operation (MAXPS returns its second operand for a NaN), and the SSE4/AVX2
+// packing of sub-byte codes (PMADDUBSW joins fields where Highway has no such op). Each is a named
 // function with a plain Highway form for every other target. Each replaced form was measured.
 // Owns: how codes reach memory and registers and how the boundary flags are tested. Must not know: encoders,
 // formats, tensors.

@@ -256,6 +256,9 @@ TEST_P(KernelTest, Granularities) {
       {{5, 4 * L + 64}, {5}, 0, 0},               // per-axis, outer axis
       {{7, 4 * L + 68}, {4 * L + 68}, 1, 0},      // per-axis, last axis: scale per element
       {{9, 4 * L + 72}, {3, 4 * L + 72}, 0, 3},   // blocked along an outer axis
+      {{4, 8 * L}, {4, 4}, 1, 2 * L},             // blocked along the last axis, rows join
+      {{4, 24 * L}, {4, 4}, 1, 6 * L},            // the same, groups across blocks at 4 lanes
+      {{3, 32 * L + 4}, {3, (36 * L + 3) / (4 * L)}, 1, 4 * L},  // rows apart, short last block
       {{2, 3, 2 * L + 66}, {3}, 1, 0},            // per-axis, middle axis (int2: staged)
       {{5, 2 * L + 4}, {5}, 0, 0},                // whole bytes but short runs: staged
   };

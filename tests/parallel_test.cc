@@ -29,6 +29,8 @@ const Layout2D kSetups[] = {
     {{50, 123}, {50}, 0, 0, "per axis, first"},
     {{64, 100}, {2, 100}, 0, 32, "blocked, outer axis"},
     {{40, 150}, {40, 5}, 1, 32, "blocked, last axis"},
+    {{24, 136}, {24, 5}, 1, 32, "blocked, last axis, rows of whole bytes"},
+    {{30, 128}, {30, 4}, 1, 32, "blocked, last axis, rows that blocks tile"},
 };
 
 const int32_t kTypes[] = {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT16, QLINEAR_DTYPE_INT4,
