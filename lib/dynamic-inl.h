@@ -179,33 +179,87 @@ HWY_INLINE KeyPair<V> TreeMax(DI di, const Leaf& leaf, int64_t j) {
   }
 }
 
-// N whole blocks of `period` elements (a multiple of N) into s0[0, N) (and s1[0, N)); each
+// The same for N = 4 or 8 with shuffles inside 128-bit blocks, which are cheaper than
+// ConcatEven/ConcatOdd across 256-bit vectors: interleaving the 32-bit lanes of blocks a and b
+// and taking the max leaves a's and b's partial maxima in alternate lanes; interleaving the
+// 64-bit lanes of two such pairs leaves, in each 128-bit block, one lane per block [a b c d],
+// the max of that 128-bit block's lanes. For N = 8 the low halves of [a b c d | a b c d] and
+// [e f g h | e f g h] then meet the high halves: [a .. h]. 3 shuffle-max steps for 4 blocks,
+// 7 for 8, one of them across 128-bit blocks.
+template <class DI, class V = hn::Vec<DI>>
+HWY_INLINE V InterleaveMax(DI di, V a, V b) {
+  return hn::Max(hn::InterleaveLower(di, a, b), hn::InterleaveUpper(di, a, b));
+}
+template <class DI, class V = hn::Vec<DI>>
+HWY_INLINE V InterleaveMax64(DI di, V ab, V cd) {
+  const hn::Repartition<int64_t, DI> d64;
+  const auto x = hn::BitCast(d64, ab), y = hn::BitCast(d64, cd);
+  return hn::Max(hn::BitCast(di, hn::InterleaveLower(d64, x, y)), hn::BitCast(di, hn::InterleaveUpper(d64, x, y)));
+}
+template <class DI, class V = hn::Vec<DI>>
+HWY_INLINE V FourBlocksMax(DI di, V a, V b, V c, V d) {
+  return InterleaveMax64(di, InterleaveMax(di, a, b), InterleaveMax(di, c, d));
+}
+template <size_t kN, class DI, class Leaf, class V = hn::Vec<DI>>
+HWY_INLINE KeyPair<V> BlocksMax(DI di, const Leaf& leaf) {
+  if constexpr (kN == 4 || kN == 8) {
+    const KeyPair<V> a = leaf(0), b = leaf(1), c = leaf(2), d = leaf(3);
+    KeyPair<V> r{FourBlocksMax(di, a.first, b.first, c.first, d.first),
+                 FourBlocksMax(di, a.second, b.second, c.second, d.second)};
+    if constexpr (kN == 8) {
+      const KeyPair<V> e = leaf(4), f = leaf(5), g = leaf(6), h = leaf(7);
+      auto halves = [di](V lo, V hi) {
+        return hn::Max(hn::ConcatLowerLower(di, hi, lo), hn::ConcatUpperUpper(di, hi, lo));
+      };
+      r.first = halves(r.first, FourBlocksMax(di, e.first, f.first, g.first, h.first));
+      r.second = halves(r.second, FourBlocksMax(di, e.second, f.second, g.second, h.second));
+    }
+    return r;
+  } else {
+    return TreeMax<kN>(di, leaf, 0);
+  }
+}
+
+// N whole blocks of `period` elements (a multiple of N: kVectors = period / N when that is a
+// constant, so the block's loads are unrolled, else 0) into s0[0, N) (and s1[0, N)); each
 // vector of x is loaded once for both keys.
-template <class K, class XT>
+template <class K, int kVectors, class XT>
 HWY_INLINE void TreeBlocks(const XT* HWY_RESTRICT x, int64_t period, uint32_t* s0, uint32_t* s1) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   using V = hn::Vec<decltype(di)>;
   constexpr size_t kN = hn::MaxLanes(di);
   const int64_t N = static_cast<int64_t>(kN);
+  const int64_t vectors = kVectors > 0 ? kVectors : period / N;
   auto leaf = [&](int64_t j) QLINEAR_DYNAMIC_INLINE_LAMBDA {
     const XT* p = x + j * period;
     auto v = LoadAsF32(df, p);
     KeyPair<V> m{K::First(df, v), K::kTwo ? K::Second(df, v) : hn::Zero(di)};
-    for (int64_t o = N; o < period; o += N) {
-      v = LoadAsF32(df, p + o);
+    for (int64_t o = 1; o < vectors; ++o) {
+      v = LoadAsF32(df, p + o * N);
       m.first = hn::Max(m.first, K::First(df, v));
       if constexpr (K::kTwo) m.second = hn::Max(m.second, K::Second(df, v));
     }
     return m;
   };
-  const KeyPair<V> r = TreeMax<kN>(di, leaf, 0);
+  const KeyPair<V> r = BlocksMax<kN>(di, leaf);
   int32_t* t0 = reinterpret_cast<int32_t*>(s0);
   hn::StoreU(hn::Max(hn::LoadU(di, t0), r.first), di, t0);
   if constexpr (K::kTwo) {
     int32_t* t1 = reinterpret_cast<int32_t*>(s1);
     hn::StoreU(hn::Max(hn::LoadU(di, t1), r.second), di, t1);
   }
+}
+
+// Runs of whole trees of blocks, [i, count) of x: returns the new i (k advances with it).
+template <class K, int kVectors, class XT>
+HWY_INLINE int64_t TreeRun(const XT* HWY_RESTRICT x, int64_t period, int64_t i, int64_t count, int64_t* k,
+                           uint32_t* s0, uint32_t* s1) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  for (; i + N * period <= count; i += N * period, *k += N) {
+    TreeBlocks<K, kVectors>(x + i, period, s0 + *k, K::kTwo ? s1 + *k : nullptr);
+  }
+  return i;
 }
 #else
 #define QLINEAR_DYNAMIC_TREE 0
@@ -224,9 +278,14 @@ HWY_INLINE void RunStats(const XT* HWY_RESTRICT x, const Run& r, uint32_t* s0, u
   }
 #if QLINEAR_DYNAMIC_TREE
   const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-  if (r.period % N == 0) {
-    for (; i + N * r.period <= r.count; i += N * r.period, k += N) {
-      TreeBlocks<K>(x + i, r.period, s0 + k, K::kTwo ? s1 + k : nullptr);
+  if (r.period % N == 0) {  // blocks of 1, 2, 4, 8 or 16 vectors unrolled (32 elements: 4 or 8)
+    switch (r.period / N) {
+      case 1: i = TreeRun<K, 1>(x, r.period, i, r.count, &k, s0, s1); break;
+      case 2: i = TreeRun<K, 2>(x, r.period, i, r.count, &k, s0, s1); break;
+      case 4: i = TreeRun<K, 4>(x, r.period, i, r.count, &k, s0, s1); break;
+      case 8: i = TreeRun<K, 8>(x, r.period, i, r.count, &k, s0, s1); break;
+      case 16: i = TreeRun<K, 16>(x, r.period, i, r.count, &k, s0, s1); break;
+      default: i = TreeRun<K, 0>(x, r.period, i, r.count, &k, s0, s1);
     }
   }
 #endif

@@ -735,15 +735,15 @@ TEST_P(DynamicTest, EveryLayoutMatchesReferenceAndQuantizeLinear) {
   }
 }
 
-// Sizes around the vector length and blocks that are multiples of it (the batched reduction),
-// with short last blocks; rows longer than a chunk (cut inside rows) and odd rows (sub-byte
+// Sizes around the vector length and blocks that are multiples of it (the batched reduction:
+// unrolled for 1, 2, 4, 8 or 16 vectors, a loop for 3), with short last blocks; rows longer than a chunk (cut inside rows) and odd rows (sub-byte
 // outputs cut only where bytes are not shared).
 TEST_P(DynamicTest, SizesBlocksAndChunks) {
   std::mt19937 rng(12);
   const int64_t lanes = DispatchedLanesF32();
   for (int64_t cols : {int64_t{1}, lanes - 1, lanes, lanes + 1, 16 * lanes, 16 * lanes + 5, 100 * lanes + 3}) {
     if (cols < 1) continue;
-    for (int64_t block : {lanes, 2 * lanes, int64_t{32}, int64_t{128}}) {
+    for (int64_t block : {lanes, 2 * lanes, 3 * lanes, int64_t{32}, int64_t{128}}) {
       CheckConfig(QLINEAR_DTYPE_FLOAT, {5, cols},
                   Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, block), rng, true);
       CheckConfig(QLINEAR_DTYPE_FLOAT, {5, cols},
