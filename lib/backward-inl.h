@@ -56,9 +56,10 @@ HWY_INLINE hn::Vec<DF> LoadDy(DF df, DType t, const void* HWY_RESTRICT base, int
 }
 
 // dx over n elements: flags (1 = clamped) -> +0, else dy * (lda / s).
-template <bool kPerElement>
+template <Scales kScales>
 HWY_NOINLINE void DxSpan(const void* HWY_RESTRICT dy, const uint8_t* HWY_RESTRICT flags, int64_t n,
                          const float* HWY_RESTRICT s, float lda, DType dx_type, void* HWY_RESTRICT dx) {
+  constexpr bool kPerElement = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<uint8_t, decltype(df)> d8;
@@ -95,18 +96,19 @@ HWY_INLINE void DxRun(const Run& r, const char* HWY_RESTRICT dy, const uint8_t* 
   ForEachSpan(r, prm, [&](const Span& sp) {
     const int64_t j = sp.j;
     if (sp.per_element) {
-      DxSpan<true>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
+      DxSpan<Scales::kPerElement>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
     } else {
-      DxSpan<false>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
+      DxSpan<Scales::kUniform>(dy + j * size, flags + j, sp.len, sp.s, lda, dx_type, dx + j * size);
     }
   });
 }
 
 // Fused clamp test and dx (no mask in or out): one pass, no staging.
-template <bool kPerElement, class Test, class XT>
+template <Scales kScales, class Test, class XT>
 HWY_NOINLINE void BackwardSpan(const Test& test_ref, const XT* HWY_RESTRICT x, const char* HWY_RESTRICT dy,
                                int64_t n, const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
                                float lda, DType dx_type, void* HWY_RESTRICT dx) {
+  constexpr bool kPerElement = kScales == Scales::kPerElement;
   const Test test = test_ref;  // a local copy: see QuantizeSpan
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -170,9 +172,9 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
       ForEachSpan(r, prm, [&](const Span& sp) {
         const int64_t i = r.start + sp.j;
         if (sp.per_element) {
-          BackwardSpan<true>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
+          BackwardSpan<Scales::kPerElement>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
         } else {
-          BackwardSpan<false>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
+          BackwardSpan<Scales::kUniform>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
         }
       });
     });

@@ -51,8 +51,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 #endif
 
 // The keys of one statistic kind (see the top of the file).
-template <bool kMinMax, bool kFinite>
+template <StatKind kKind>
 struct StatKeys {
+  static constexpr bool kMinMax = kKind == StatKind::kMinMax || kKind == StatKind::kMinMaxFinite;
+  static constexpr bool kFinite = kKind == StatKind::kAbsFinite || kKind == StatKind::kMinMaxFinite;
   static constexpr bool kTwo = kMinMax;  // s1 is kept too
   template <class DF, class DI = hn::RebindToSigned<DF>>
   static HWY_INLINE hn::Vec<DI> First(DF /*df*/, hn::Vec<DF> v) {
@@ -307,11 +309,12 @@ template <class XT>
 void StatsForX(StatKind kind, const Layout& l, int64_t begin, int64_t end, const void* x,
                int64_t g_first, uint32_t* s0, uint32_t* s1) {
   const XT* p = static_cast<const XT*>(x);
+  auto stats = [&](auto keys) { StatsOfRange<decltype(keys)>(l, begin, end, p, g_first, s0, s1); };
   switch (kind) {
-    case StatKind::kAbs: return StatsOfRange<StatKeys<false, false>>(l, begin, end, p, g_first, s0, s1);
-    case StatKind::kAbsFinite: return StatsOfRange<StatKeys<false, true>>(l, begin, end, p, g_first, s0, s1);
-    case StatKind::kMinMax: return StatsOfRange<StatKeys<true, false>>(l, begin, end, p, g_first, s0, s1);
-    case StatKind::kMinMaxFinite: return StatsOfRange<StatKeys<true, true>>(l, begin, end, p, g_first, s0, s1);
+    case StatKind::kAbs: return stats(StatKeys<StatKind::kAbs>());
+    case StatKind::kAbsFinite: return stats(StatKeys<StatKind::kAbsFinite>());
+    case StatKind::kMinMax: return stats(StatKeys<StatKind::kMinMax>());
+    case StatKind::kMinMaxFinite: return stats(StatKeys<StatKind::kMinMaxFinite>());
   }
 }
 

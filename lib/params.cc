@@ -35,11 +35,13 @@ template <class T>
 void Widen(const void* src, int64_t n, int32_t* dst) {
   for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(Element<T>(src, k));
 }
-// Packed kBits-wide integer fields first .. first + n - 1: the fields of whole bytes a byte at a
-// time (a loop the compiler vectorizes; blocked zero points are one per 32 elements), the
+// Packed zero points of type kT, fields first .. first + n - 1: the fields of whole bytes a byte
+// at a time (a loop the compiler vectorizes; blocked zero points are one per 32 elements), the
 // partial bytes at either end one field at a time.
-template <int kBits, bool kSigned>
+template <DType kT>
 void WidenPacked(const void* src, int64_t first, int64_t n, int32_t* dst) {
+  constexpr int kBits = Info(kT).bits;
+  constexpr bool kSigned = Info(kT).qmin < 0;
   const uint8_t* b = static_cast<const uint8_t*>(src);
   constexpr int kPer = 8 / kBits;
   constexpr int32_t kHalf = 1 << (kBits - 1);
@@ -123,10 +125,10 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
     case DType::kInt16: return Widen<int16_t>(zp, n, z);
     case DType::kUint16: return Widen<uint16_t>(zp, n, z);
     case DType::kInt32: return Widen<int32_t>(zp, n, z);
-    case DType::kInt4: return WidenPacked<4, true>(zp, first, n, z);
-    case DType::kUint4: return WidenPacked<4, false>(zp, first, n, z);
-    case DType::kInt2: return WidenPacked<2, true>(zp, first, n, z);
-    case DType::kUint2: return WidenPacked<2, false>(zp, first, n, z);
+    case DType::kInt4: return WidenPacked<DType::kInt4>(zp, first, n, z);
+    case DType::kUint4: return WidenPacked<DType::kUint4>(zp, first, n, z);
+    case DType::kInt2: return WidenPacked<DType::kInt2>(zp, first, n, z);
+    case DType::kUint2: return WidenPacked<DType::kUint2>(zp, first, n, z);
     default:
       for (int64_t k = 0; k < n; ++k) z[k] = ZeroPointLane(t, zp, first + k);
   }

@@ -63,11 +63,14 @@ enum class Prefetch { kNone, k4KAhead };
 // (QuantParams::exact_products: power-of-two scales).
 enum class Quotients { kDivide, kExactProduct };
 
+// Where a loop stores a group's four code vectors: to consecutive outputs, or apart (rows).
+enum class FourStores { kConsecutive, kApart };
+
 // The CodeForm a loop asks of the encoder: kFixedPoint where four vectors go to consecutive
 // outputs at once (StoreFourFixedPoint), kLowByte for truncating stores, else exact codes.
-template <class Enc, Margin kMargin, bool kContiguousFour, class DF, class TOut>
+template <class Enc, Margin kMargin, FourStores kStores, class DF, class TOut>
 constexpr CodeForm ChooseCodeForm() {
-  if (kContiguousFour && kMargin == Margin::kFixed && Enc::kHasFixedPointForm && kFixedPointStore<DF, TOut>) {
+  if (kStores == FourStores::kConsecutive && kMargin == Margin::kFixed && Enc::kHasFixedPointForm && kFixedPointStore<DF, TOut>) {
     return CodeForm::kFixedPoint;
   }
   return kTruncatingStore<DF, TOut> ? CodeForm::kLowByte : CodeForm::kExact;
@@ -181,7 +184,8 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), std::remove_pointer_t<Out>>();
+  constexpr CodeForm kForm =
+      ChooseCodeForm<Enc, kMargin, FourStores::kConsecutive, decltype(df), std::remove_pointer_t<Out>>();
   const auto us = hn::Set(df, *s);
   const auto ur = hn::Set(df, *r);
   const auto uz = hn::Set(di, *z);
@@ -289,7 +293,8 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
   };
   auto run = [&](auto margin, auto offsets) {
     constexpr Margin kMargin = decltype(margin)::value;
-    constexpr CodeForm kForm = ChooseCodeForm<Enc, kMargin, true, decltype(df), std::remove_pointer_t<Out>>();
+    constexpr CodeForm kForm =
+      ChooseCodeForm<Enc, kMargin, FourStores::kConsecutive, decltype(df), std::remove_pointer_t<Out>>();
     auto codes = [&](int64_t g, int v, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
       const int64_t b = kk[v];
       const auto vz = hn::Set(di, z[b]);
@@ -406,7 +411,7 @@ HWY_NOINLINE void RowGroups(const Enc& enc_ref, int64_t len, const XT* HWY_RESTR
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr CodeForm kForm = ChooseCodeForm<Enc, Margin::kFixed, false, decltype(df), TOut>();
+  constexpr CodeForm kForm = ChooseCodeForm<Enc, Margin::kFixed, FourStores::kApart, decltype(df), TOut>();
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
   auto encode = [&](int64_t row, int64_t col, hn::Vec<decltype(df)> vr, hn::Vec<decltype(df)> zoff,
