@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "fpenv.h"
 #include "kernels.h"
 #include "minifloat.h"
 
@@ -247,6 +248,7 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       int64_t per_task, n;
     } ctx{&p, &parts, &firsts, split->per_task, n};
     split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+      const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
       const Context& k = *static_cast<const Context*>(c);
       const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
       int64_t g0, groups;
@@ -291,6 +293,7 @@ void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskS
     int64_t per_task;
   } ctx{&p, &units, &out, &values, split->per_task};
   split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const Context& k = *static_cast<const Context*>(c);
     const int64_t u0 = t == 0 ? 0 : k.units->NextCut(k.units->At(t * k.per_task));
     const int64_t u1 = k.units->NextCut(k.units->At((t + 1) * k.per_task));

@@ -420,6 +420,57 @@ TEST_P(FpEnvTest, ParallelTasksInTheirThreadsMode) {
   }
 }
 
+// Dynamic quantization's tasks (statistics, scales and codes) in pool threads whose modes flush
+// subnormals: the bytes of the serial call, for one-pass (blocks) and two-pass (per tensor)
+// layouts of subnormal x.
+TEST_P(FpEnvTest, ParallelDynamicTasksInTheirThreadsMode) {
+  const std::vector<float> edges = TiesAndSubnormals(1e-39f);
+  std::vector<float> x;
+  while (x.size() < 20000) x.insert(x.end(), edges.begin(), edges.end());
+  for (float& v : x) v *= 1e-3f;  // subnormal amax: a flushed statistic would give the empty scale
+  const int64_t n = static_cast<int64_t>(x.size());
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  for (int32_t granularity : {QLINEAR_GRANULARITY_BLOCK, QLINEAR_GRANULARITY_TENSOR}) {
+    qlinear_dynamic_attrs a;
+    qlinear_dynamic_attrs_init(&a);
+    a.output_dtype = QLINEAR_DTYPE_INT8;
+    a.granularity = granularity;
+    if (granularity != QLINEAR_GRANULARITY_BLOCK) a.block_size = 0;
+    size_t yb = 0, sb = 0, zb = 0;
+    ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_OK);
+    std::vector<uint8_t> want_y(yb), want_s(sb);
+    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &a, want_y.data(), yb, want_s.data(), sb, nullptr, 0), QLINEAR_OK);
+    for (const Mode& m : kModes) {
+      ModalPool pool;
+      pool.mode = m.bits;
+      qlinear_parallel_options o;
+      qlinear_parallel_options_init(&o);
+      o.max_threads = 4;
+      o.min_elements_per_task = 1024;
+      o.parallel_for = ModalPool::ParallelFor;
+      o.runner_context = &pool;
+      std::vector<uint8_t> y(yb, 0xCD), sc(sb, 0xCD);
+      ASSERT_EQ(qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), yb, sc.data(), sb, nullptr, 0, &o), QLINEAR_OK);
+      EXPECT_EQ(pool.restored.load(), pool.tasks.load()) << m.name << ": a task left its thread's mode changed";
+      EXPECT_EQ(sc, want_s) << m.name << " in the pool's threads, granularity " << granularity;
+      EXPECT_EQ(y, want_y) << m.name << " in the pool's threads, granularity " << granularity;
+      // OpenMP (if built in) with the calling thread in the mode.
+      qlinear_parallel_options_init(&o);
+      o.max_threads = 2;
+      o.min_elements_per_task = 1024;
+      std::fill(y.begin(), y.end(), 0xCD);
+      std::fill(sc.begin(), sc.end(), 0xCD);
+      qlinear_status st = QLINEAR_INTERNAL_ERROR;
+      InMode(m.bits, [&] {
+        st = qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), yb, sc.data(), sb, nullptr, 0, &o);
+      });
+      ASSERT_EQ(st, QLINEAR_OK);
+      EXPECT_EQ(sc, want_s) << m.name << " on the calling thread, granularity " << granularity;
+      EXPECT_EQ(y, want_y) << m.name << " on the calling thread, granularity " << granularity;
+    }
+  }
+}
+
 #endif  // QLINEAR_NO_FP_MODES
 
 }  // namespace
