@@ -444,6 +444,7 @@ qlinear_status qlinear_dynamic_ranges(const qlinear_tensor* x, const qlinear_dyn
       return Fail(QLINEAR_INVALID_ARGUMENT, "x: data is NULL with count %lld", static_cast<long long>(count));
     }
     if ((s = CheckRanges(p, ranges, ranges_bytes, false)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     ExecuteDynamicRanges(p, first, count, x->data, ranges);
     return QLINEAR_OK;
   });
@@ -460,6 +461,8 @@ qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x, const qlinear_dyn
     if ((s = CheckScaleOutputs(p, y_scale, y_scale_bytes, y_zero_point, y_zero_point_bytes)) != QLINEAR_OK) {
       return s;
     }
+    if (ranges != nullptr && (s = CheckRanges(p, ranges, ranges_bytes, true)) != QLINEAR_OK) return s;
+    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     DynamicOutputs out;
     out.scale = y_scale;
     out.zero_point = y_zero_point;
@@ -467,7 +470,6 @@ qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x, const qlinear_dyn
       ExecuteDynamic(p, out, nullptr);
       return QLINEAR_OK;
     }
-    if ((s = CheckRanges(p, ranges, ranges_bytes, true)) != QLINEAR_OK) return s;
     ScalesFromRanges(p, ranges, out);
     return QLINEAR_OK;
   });

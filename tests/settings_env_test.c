@@ -1,6 +1,6 @@
 /* The environment's execution settings, one process per setting (ctest sets the variable):
  *   settings_env_test bad-path    QLINEAR_QUANTIZE_PATH=<junk>: quantizing calls fail naming it,
- *                                  DequantizeLinear still runs
+ *                                  DequantizeLinear and the dynamic statistics still run
  *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
  *                                  until qlinear_set_target replaces the pin
  *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME */
@@ -31,6 +31,23 @@ static int dequantize(void) {
   return (int)qlinear_dequantize_linear(&tx, &ts, NULL, NULL, y, sizeof y);
 }
 
+/* The dynamic statistics (which = 0: qlinear_dynamic_ranges) or scales (1:
+ * qlinear_dynamic_scales) alone: the call's status. */
+static int dynamic_statistics(int which) {
+  const float x[4] = {1.0f, -2.5f, 7.0f, 0.25f};
+  const int64_t n = 4;
+  float ranges[2];
+  float scale;
+  qlinear_tensor tx = {QLINEAR_DTYPE_FLOAT, 1, &n, x};
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  a.granularity = QLINEAR_GRANULARITY_TENSOR;
+  a.block_size = 0;
+  if (which == 0) return (int)qlinear_dynamic_ranges(&tx, &a, 0, n, ranges, sizeof ranges);
+  return (int)qlinear_dynamic_scales(&tx, &a, NULL, 0, &scale, sizeof scale, NULL, 0);
+}
+
 static int expect(int ok, const char* what) {
   if (!ok) fprintf(stderr, "FAILED: %s (last error: %s)\n", what, qlinear_last_error());
   return ok ? 0 : 1;
@@ -43,12 +60,20 @@ int main(int argc, char** argv) {
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "message names the variable");
     bad += expect(strstr(qlinear_last_error(), "division, reciprocal") != NULL, "message lists the values");
     bad += expect(dequantize() == QLINEAR_OK, "dequantize runs");
+    bad += expect(dynamic_statistics(0) == QLINEAR_OK && dynamic_statistics(1) == QLINEAR_OK,
+                  "dynamic statistics run");
   } else if (argc >= 2 && strcmp(argv[1], "bad-target") == 0) {
     bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_TARGET") != NULL, "message names the variable");
     bad += expect(dequantize() == QLINEAR_INVALID_ARGUMENT, "dequantize fails");
+    bad += expect(dynamic_statistics(0) == QLINEAR_INVALID_ARGUMENT, "dynamic ranges fail");
+    bad += expect(strstr(qlinear_last_error(), "QLINEAR_TARGET") != NULL, "message names the variable");
+    bad += expect(dynamic_statistics(1) == QLINEAR_INVALID_ARGUMENT, "dynamic scales fail");
+    bad += expect(strstr(qlinear_last_error(), "QLINEAR_TARGET") != NULL, "message names the variable");
     bad += expect(qlinear_set_target(NULL) == QLINEAR_OK, "unpinning succeeds");
     bad += expect(quantize() == QLINEAR_OK && dequantize() == QLINEAR_OK, "calls run after unpinning");
+    bad += expect(dynamic_statistics(0) == QLINEAR_OK && dynamic_statistics(1) == QLINEAR_OK,
+                  "dynamic statistics run after unpinning");
   } else if (argc >= 3 && strcmp(argv[1], "pin") == 0) {
     bad += expect(quantize() == QLINEAR_OK, "quantize runs");
     bad += expect(strcmp(qlinear_active_target(), argv[2]) == 0, "the pinned target is active");
