@@ -197,16 +197,52 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
 // axis in [-rank, rank) -> [0, rank).
 qlinear_status NormalizeAxis(int64_t axis, int32_t rank, int64_t* out);
 
+// The sizes a caller's attribute struct may have below ours: the end of one of our fields (an
+// older header's struct ends at one of them). Any other size would mix the caller's bytes with
+// the defaults inside a field.
+#define QLINEAR_FIELD_END(T, f) (offsetof(T, f) + sizeof(static_cast<T*>(nullptr)->f))
+template <class Attrs>
+struct AttrFields;
+template <>
+struct AttrFields<qlinear_quantize_attrs> {
+  using T = qlinear_quantize_attrs;
+  static constexpr const char* kName = "qlinear_quantize_attrs";
+  static constexpr size_t kEnds[] = {QLINEAR_FIELD_END(T, opset),        QLINEAR_FIELD_END(T, axis),
+                                     QLINEAR_FIELD_END(T, block_size),   QLINEAR_FIELD_END(T, output_dtype),
+                                     QLINEAR_FIELD_END(T, saturate),     QLINEAR_FIELD_END(T, precision)};
+};
+template <>
+struct AttrFields<qlinear_dequantize_attrs> {
+  using T = qlinear_dequantize_attrs;
+  static constexpr const char* kName = "qlinear_dequantize_attrs";
+  static constexpr size_t kEnds[] = {QLINEAR_FIELD_END(T, opset), QLINEAR_FIELD_END(T, axis),
+                                     QLINEAR_FIELD_END(T, block_size), QLINEAR_FIELD_END(T, output_dtype),
+                                     QLINEAR_FIELD_END(T, reserved)};
+};
+template <>
+struct AttrFields<qlinear_dynamic_attrs> {
+  using T = qlinear_dynamic_attrs;
+  static constexpr const char* kName = "qlinear_dynamic_attrs";
+  static constexpr size_t kEnds[] = {QLINEAR_FIELD_END(T, output_dtype), QLINEAR_FIELD_END(T, rule),
+                                     QLINEAR_FIELD_END(T, granularity),  QLINEAR_FIELD_END(T, axis),
+                                     QLINEAR_FIELD_END(T, block_size),   QLINEAR_FIELD_END(T, scale_dtype),
+                                     QLINEAR_FIELD_END(T, reserved)};
+};
+#undef QLINEAR_FIELD_END
+
 // Copies a caller's attribute struct over the defaults (older, smaller structs keep the
 // defaults of the fields they do not have; newer, larger ones are read as far as we know).
 template <class Attrs>
 qlinear_status ReadAttrs(const Attrs* in, void (*init)(Attrs*), Attrs* out) {
   init(out);
   if (in == nullptr) return QLINEAR_OK;
-  if (in->struct_size < sizeof(uint32_t) + sizeof(int32_t)) {
+  bool at_field = in->struct_size >= sizeof(Attrs);
+  for (size_t end : AttrFields<Attrs>::kEnds) at_field = at_field || in->struct_size == end;
+  if (!at_field) {
     return Fail(QLINEAR_INVALID_ARGUMENT,
-                "attrs: struct_size is %u; initialise attributes with their _init function",
-                static_cast<unsigned>(in->struct_size));
+                "attrs: struct_size is %u, which does not end at a field of %s; initialise attributes with "
+                "their _init function",
+                static_cast<unsigned>(in->struct_size), AttrFields<Attrs>::kName);
   }
   const size_t n = in->struct_size < sizeof(Attrs) ? in->struct_size : sizeof(Attrs);
   std::memcpy(out, in, n);

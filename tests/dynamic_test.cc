@@ -932,6 +932,8 @@ TEST(DynamicValidation, BadAttributesAreRejectedBeforeWriting) {
     a.reserved = 0;
     a.struct_size = 4;
     bad.push_back({a, QLINEAR_INVALID_ARGUMENT, "struct_size"});
+    a.struct_size = 9;  // inside `rule`
+    bad.push_back({a, QLINEAR_INVALID_ARGUMENT, "struct_size is 9"});
   }
   const std::vector<float> x(2 * 40, 1.5f);
   const std::vector<int64_t> shape{2, 40};

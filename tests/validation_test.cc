@@ -64,6 +64,9 @@ TEST(QuantizeValidation, AttrsStructSize) {
   Call c;
   c.attrs.struct_size = 0;
   ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT, {"attrs:", "struct_size"});
+  // A size inside a field (axis) would mix the caller's bytes with the default's.
+  c.attrs.struct_size = offsetof(qlinear_quantize_attrs, axis) + 4;
+  ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT, {"attrs:", "struct_size is 12", "qlinear_quantize_attrs"});
   // An older, smaller struct: the fields it lacks keep their defaults.
   c.attrs.struct_size = offsetof(qlinear_quantize_attrs, block_size);
   c.attrs.block_size = 999;  // beyond struct_size: ignored
@@ -330,6 +333,13 @@ void ExpectDQRejected(const Tensor& x, const Tensor& s, const Tensor* zp,
   const std::string msg = qlinear_last_error();
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg << " / " << p;
   EXPECT_EQ(y, std::vector<uint8_t>(256, kSentinel));
+}
+
+TEST(DequantizeValidation, AttrsStructSize) {
+  const Tensor x = Scalar(QLINEAR_DTYPE_INT8, 3), s = ScalarF32(0.5f);
+  qlinear_dequantize_attrs a = DQAttrs();
+  a.struct_size = offsetof(qlinear_dequantize_attrs, block_size) + 1;
+  ExpectDQRejected(x, s, nullptr, a, QLINEAR_INVALID_ARGUMENT, {"attrs:", "struct_size", "qlinear_dequantize_attrs"});
 }
 
 TEST(DequantizeValidation, InputTypes) {

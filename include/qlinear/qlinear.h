@@ -2,8 +2,9 @@
  * dynamic quantization (scales computed from the data: per tensor, axis, block, MX).
  *
  * This C header is the library's binary contract: enum values are never renumbered, structs that
- * may grow start with `struct_size`. It is C99-clean and has no dependency besides <stddef.h> and
- * <stdint.h>.
+ * may grow start with `struct_size` (set by their _init function: a smaller struct from an older
+ * header keeps the defaults of the fields it lacks; a size that ends inside a field is rejected).
+ * It is C99-clean and has no dependency besides <stddef.h> and <stdint.h>.
  *
  * Conventions shared by every function below:
  * - Sizes are in elements unless the name says bytes. All indexing is 64-bit. Every byte count
