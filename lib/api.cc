@@ -64,7 +64,7 @@ qlinear_status CheckRange(int64_t first, int64_t count, int64_t n, DType t) {
   const int bits = Info(t).bits;
   if (bits < 8) {
     const int per = 8 / bits;
-    if (first % per != 0) {
+    if (first % per != 0 && count != 0) {  // (an empty slice writes no byte)
       return Fail(QLINEAR_INVALID_ARGUMENT,
                   "first: must be a multiple of %d for %s (slices must not share a byte), got %lld",
                   per, Name(t), static_cast<long long>(first));
@@ -170,6 +170,7 @@ qlinear_status Call(const qlinear_tensor* x, const qlinear_tensor* scale, const 
     if ((s = ChooseSplit(p.layout.count, extent.options, &split, &parallel)) != QLINEAR_OK) return s;
     if ((s = ExecutionSettingsStatus(Quantizes(p))) != QLINEAR_OK) return s;
     if (extent.range) {
+      if (extent.count == 0) return QLINEAR_OK;  // (its first need not start a byte)
       p.begin = extent.first;
       p.end = extent.first + extent.count;
     }

@@ -219,6 +219,13 @@ TEST(Range, BadRangesAreRejectedAndOutputUntouched) {
   }
   // The last slice may end mid-byte: 5999 - 5990 = 10 elements from 5990 is the tensor's end.
   EXPECT_EQ(qlinear_quantize_linear_range(&c.tx, &c.ts, nullptr, &c.a, 5990, 10, y.data(), 5), QLINEAR_OK);
+  // Empty slices write nothing, wherever they start (an odd tensor's empty last shard).
+  std::fill(y.begin(), y.end(), 0x5A);
+  for (int64_t first : {int64_t{3}, int64_t{5999}, int64_t{6000}}) {
+    EXPECT_EQ(qlinear_quantize_linear_range(&c.tx, &c.ts, nullptr, &c.a, first, 0, y.data(), 0), QLINEAR_OK)
+        << qlinear_last_error();
+  }
+  for (uint8_t v : y) ASSERT_EQ(v, 0x5A);
 }
 
 // A caller's runner: one std::thread per task, counting the tasks.

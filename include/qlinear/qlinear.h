@@ -218,8 +218,8 @@ QLINEAR_API qlinear_status qlinear_dequantize_output_info(const qlinear_tensor* 
  * and shape, but x->data points at element `first` (the caller's slice: count elements); y
  * receives exactly those count elements, y[0] being element `first`. Slices written by
  * different threads or ranks never share a byte: for 4-bit (2-bit) types `first` must be a
- * multiple of 2 (4), and so must `count` unless the slice ends the tensor. y_bytes: at least
- * the storage of count elements. Same status and messages as the whole-tensor calls, plus
+ * multiple of 2 (4) unless the slice is empty, and so must `count` unless the slice ends the
+ * tensor. y_bytes: at least the storage of count elements. Same status and messages as the whole-tensor calls, plus
  * QLINEAR_INVALID_ARGUMENT naming `first`/`count` when the range is out of bounds or unaligned. */
 QLINEAR_API qlinear_status qlinear_quantize_linear_range(const qlinear_tensor* x,
                                                          const qlinear_tensor* y_scale,
