@@ -87,6 +87,7 @@ struct Case {
   const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0" (blocks of 32), "blockL128", "block0128"
   QuantizePath path = QuantizePath::kAuto;  // forced: row suffix "-div" / "-recip"
   bool zero_point = false;  // Dequantize: random zero points of x's type (row name "x-zp")
+  int64_t range_first = 0;  // Quantize: a range call over [range_first, n) (row suffix "-fromK")
 };
 
 // Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
@@ -172,9 +173,16 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
     y.assign(ybytes, 0);
     QuantizePlan plan;
     ok = ok && PlanQuantize(&tx, &ts, nullptr, &call.attrs, &plan) == QLINEAR_OK;
+    // A range call: x->data at element `first`, y the storage of the rest (`first` starts a byte).
+    const int64_t first = c.range_first;
+    qlinear_tensor slice = tx;
+    slice.data = static_cast<const char*>(tx.data) + harness::StorageOf(c.xt, first);
+    const size_t range_bytes = harness::StorageOf(c.yt, n - first);
     for (auto _ : state) {
       if (target == kReference) {
         QuantizeReference(plan, y.data(), 0, n);
+      } else if (first > 0) {
+        qlinear_quantize_linear_range(&slice, &ts, nullptr, &call.attrs, first, n - first, y.data(), range_bytes);
       } else {
         qlinear_quantize_linear(&tx, &ts, nullptr, &call.attrs, y.data(), ybytes);
       }
@@ -541,6 +549,10 @@ void RegisterAll() {
   for (const char* g : {"axis0", "axisL", "blockL", "block0"}) {
     cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, g});
   }
+  // A range call that starts inside a block, off a vector boundary (a shard of a tensor).
+  for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT4}) {
+    cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, "blockL", QuantizePath::kAuto, false, 2});
+  }
   for (int32_t xt : {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT16}) {
     cases.push_back({"Dequantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, "tensor"});
   }
@@ -572,8 +584,9 @@ void RegisterAll() {
       const std::string name = std::string(c.op) + "/" + x + "->" + Short(c.yt) + "/" +
                                c.gran + "/" + TargetLabel(t) +
                                (c.path == QuantizePath::kDivision ? "-div"
-                                : c.path == QuantizePath::kReciprocal ? "-recip" : "");
-      if (c.path != QuantizePath::kAuto && t == kReference) continue;
+                                : c.path == QuantizePath::kReciprocal ? "-recip" : "") +
+                               (c.range_first > 0 ? "-from" + std::to_string(c.range_first) : "");
+      if ((c.path != QuantizePath::kAuto || c.range_first > 0) && t == kReference) continue;
       auto* b = Register(name, BM_Op, c, t);
       for (int64_t s : sizes) {
         if (t == kReference && s > (1 << 20)) continue;  // the reference is slow by design

@@ -357,7 +357,9 @@ HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t ph
 }
 
 // A kBlocks run spanning more than one block: BlockGroups (or ProductBlockGroups) where the
-// blocks are whole vectors, the rest a span per block.
+// blocks are whole vectors, the rest a span per block. A run that starts inside a block off a
+// vector boundary (a range call) finishes that block as a span first; on packed outputs that
+// block's end is on a byte, as every block start is (quantize-inl.h PacksInRegisters).
 template <class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x, const RunParams& p,
                                  bool exact_products, Out out) {
@@ -366,9 +368,16 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
   // Locals: byte stores may alias `run` (GCC reloaded its fields after every block).
   const int64_t period = run.period, phase = run.phase, count = run.count;
   int64_t j = 0;
-  if (p.r != nullptr && period % N == 0 && phase % N == 0) {
-    j = exact_products ? ProductBlockGroups(enc, period, phase, count, x, p.r, p.z, out)
-                       : BlockGroups(enc, period, phase, count, x, p.s, p.r, p.z, p.off, out);
+  if (p.r != nullptr && period % N == 0) {
+    if (phase % N != 0) {
+      j = period - phase;  // < count: the run spans more than one block
+      QuantizeSpan<Scales::kUniform>(enc, x, j, p.s, p.r, p.z, out, nullptr, exact_products);
+    }
+    const int64_t k = j == 0 ? 0 : 1, at = j == 0 ? phase : 0;  // the block and phase of element j
+    j += exact_products
+             ? ProductBlockGroups(enc, period, at, count - j, x + j, p.r + k, p.z + k, out + j)
+             : BlockGroups(enc, period, at, count - j, x + j, p.s + k, p.r + k, p.z + k,
+                           p.off != nullptr ? p.off + k : nullptr, out + j);
   }
   int64_t len = period - (phase + j) % period;
   for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
