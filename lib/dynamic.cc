@@ -329,20 +329,9 @@ qlinear_status PlanDynamic(const qlinear_tensor* x, const qlinear_dynamic_attrs*
   }
   for (int32_t i = 0; i < rank && groups != 0; ++i) groups *= shape[i];
   uint64_t scale_bytes = 0, zp_bytes = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(groups), static_cast<uint64_t>(Info(st).bits / 8),
-                             &scale_bytes) ||
-      scale_bytes > SIZE_MAX) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "x: %lld scales of %s do not fit in memory",
-                static_cast<long long>(groups), Name(st));
-  }
-  if (rule == Rule::kMinMax) {
-    if (static_cast<uint64_t>(groups) > MaxCountFor(yt) ||
-        StorageBytes(yt, static_cast<uint64_t>(groups)) > SIZE_MAX) {
-      return Fail(QLINEAR_INVALID_ARGUMENT, "x: %lld zero points of %s do not fit in memory",
-                  static_cast<long long>(groups), Name(yt));
-    }
-    zp_bytes = StorageBytes(yt, static_cast<uint64_t>(groups));
-  }
+  s = CheckBytes("y_scale", st, groups, &scale_bytes);
+  if (s != QLINEAR_OK) return s;
+  if (rule == Rule::kMinMax && (s = CheckBytes("y_zero_point", yt, groups, &zp_bytes)) != QLINEAR_OK) return s;
 
   qlinear_quantize_attrs qa;
   QuantizeAttrsFor(a, &qa);

@@ -954,6 +954,19 @@ TEST(DynamicValidation, BadAttributesAreRejectedBeforeWriting) {
   EXPECT_EQ(qlinear_quantize_attrs_for_dynamic(nullptr, &qa), QLINEAR_INVALID_ARGUMENT);  // output_dtype unset
 }
 
+// More scales than the largest object holds (an empty x with a huge axis): the error names
+// y_scale, as QuantizeLinear's own byte checks do.
+TEST(DynamicValidation, ScaleCountsBeyondTheLargestObject) {
+  const std::vector<int64_t> shape{0, INT64_MAX / 2};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), nullptr};
+  const qlinear_dynamic_attrs a = Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 1, 0);
+  size_t yb = 1, sb = 1, zb = 1;
+  EXPECT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_INVALID_ARGUMENT);
+  const std::string msg = qlinear_last_error();
+  EXPECT_NE(msg.find("y_scale:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("largest object"), std::string::npos) << msg;
+}
+
 TEST(DynamicValidation, BadTensorsAndBuffersAreRejectedBeforeWriting) {
   const std::vector<float> x(2 * 40, 1.5f);
   const std::vector<int64_t> shape{2, 40}, neg{2, -40};
