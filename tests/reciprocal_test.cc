@@ -1,6 +1,6 @@
 // The reciprocal path (multiply by 1/scale, divide only near rounding boundaries) against the
 // division path, bit for bit, on every float32 bit pattern: all 2^32 on the best target this CPU
-// supports, every 64th chunk of 2^20 on the others (QLINEAR_EXHAUSTIVE_STRIDE overrides the
+// supports, every 64th chunk of 2^16 on the others (QLINEAR_EXHAUSTIVE_STRIDE overrides the
 // sampling; 1 = everything everywhere; QLINEAR_EXHAUSTIVE_PART=k/m splits the work;
 // QLINEAR_EXHAUSTIVE_TARGETS=A,B limits the sweep to the targets named). Both paths are forced
 // through the public C API.
@@ -100,7 +100,9 @@ bool Selected(int64_t target) {
 }
 
 TEST(ReciprocalExhaustive, EveryFloat32MatchesDivision) {
-  constexpr int64_t kChunk = int64_t{1} << 20;
+  // 2^16 inputs (256 KiB): both paths read x from L2, which makes the sweep about 30% faster
+  // than chunks of 2^20.
+  constexpr int64_t kChunk = int64_t{1} << 16;
   constexpr int64_t kChunks = (int64_t{1} << 32) / kChunk;
   const int64_t supported = static_cast<int64_t>(hwy::SupportedAndGeneratedTargets().size());
   ASSERT_GT(supported, 0);
