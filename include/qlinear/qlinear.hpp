@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -545,7 +546,8 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, vo
                                                          zero_point, zero_point_bytes, &co));
 }
 
-// Allocates and fills *out.
+// Allocates and fills *out (left as it was when the call fails; a failed allocation is
+// a QLINEAR_OUT_OF_MEMORY status, not an exception).
 inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, DynamicResult* out,
                               const ParallelOptions* options = nullptr) {
   const qlinear_tensor cx = x.c();
@@ -554,30 +556,47 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, Dy
   Status s = Status::FromC(qlinear_quantize_dynamic_output_info(&cx, &ca, &yb, &sb, &zb));
   if (!s.ok()) return s;
   const bool minmax = attrs.rule == ScaleRule::kMinMax;
-  out->y.assign(yb, 0);
-  out->scale.assign(sb, 0);
-  out->zero_point.assign(minmax ? zb : 0, 0);
+  // x without data (output_info reads only its shape) fails the call itself before anything is
+  // allocated for it.
+  bool has_elements = true;
+  for (int32_t i = 0; i < x.rank; ++i) has_elements &= x.shape[i] != 0;
+  if (x.data == nullptr && has_elements) {
+    uint8_t none = 0;
+    return QuantizeDynamic(x, attrs, &none, 0, &none, 0, minmax ? &none : nullptr, 0, options);
+  }
+  DynamicResult r;
+  try {
+    r.y.assign(yb, 0);
+    r.scale.assign(sb, 0);
+    r.zero_point.assign(minmax ? zb : 0, 0);
+    if (attrs.granularity != ScaleGranularity::kTensor) {
+      const int64_t axis = attrs.axis < 0 ? attrs.axis + x.rank : attrs.axis;  // validated above
+      const int64_t d = x.shape[axis];
+      if (attrs.granularity == ScaleGranularity::kAxis) {
+        r.scale_shape.push_back(d);
+      } else {
+        r.scale_shape.assign(x.shape, x.shape + x.rank);
+        r.scale_shape[static_cast<size_t>(axis)] = d / attrs.block_size + (d % attrs.block_size != 0);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return Status(QLINEAR_OUT_OF_MEMORY, "out of memory: QuantizeDynamic's outputs need " +
+                                             std::to_string(yb + sb + zb) + " bytes");
+  }
   // A MINMAX call always passes a zero-point pointer, even for 0 bytes.
   uint8_t no_groups = 0;
-  s = QuantizeDynamic(x, attrs, out->y.data(), yb, out->scale.data(), sb,
-                      minmax ? (zb ? out->zero_point.data() : &no_groups) : nullptr, zb, options);
+  s = QuantizeDynamic(x, attrs, r.y.data(), yb, r.scale.data(), sb,
+                      minmax ? (zb ? r.zero_point.data() : &no_groups) : nullptr, zb, options);
   if (!s.ok()) return s;
   const bool pow2 = attrs.rule == ScaleRule::kMx || attrs.rule == ScaleRule::kPow2Ceil;
+  out->y.swap(r.y);
+  out->scale.swap(r.scale);
+  out->zero_point.swap(r.zero_point);
+  out->scale_shape.swap(r.scale_shape);
   out->output_dtype = attrs.output_dtype;
   out->has_zero_point = minmax;
   out->scale_dtype = static_cast<int32_t>(attrs.scale_dtype) != 0 ? attrs.scale_dtype
                      : pow2 ? DataType::kFloat8E8M0 : DataType::kFloat;
-  out->scale_shape.clear();
-  if (attrs.granularity != ScaleGranularity::kTensor) {
-    const int64_t axis = attrs.axis < 0 ? attrs.axis + x.rank : attrs.axis;  // validated above
-    const int64_t d = x.shape[axis];
-    if (attrs.granularity == ScaleGranularity::kAxis) {
-      out->scale_shape.push_back(d);
-    } else {
-      out->scale_shape.assign(x.shape, x.shape + x.rank);
-      out->scale_shape[static_cast<size_t>(axis)] = d / attrs.block_size + (d % attrs.block_size != 0);
-    }
-  }
   return s;
 }
 
