@@ -54,7 +54,7 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
   // The reciprocal path needs the quotient in float32 (no second rounding).
   const bool reciprocals = p.prec == Prec::kF32 && path == QuantizePath::kReciprocal;
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
-                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
+                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision, p.workspace);
   RunPlan<QuantizePiece>(p, y, d.params(), split);
 }
 

@@ -13,6 +13,7 @@
 #include "fpenv.h"
 #include "kernels.h"
 #include "minifloat.h"
+#include "params.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels_dynamic.cc"
@@ -97,9 +98,24 @@ struct Units {
     if (u >= count || per == 1) return true;
     return ElemStart(u) % per == 0 && (!packed_zp || u * p.groups_per_unit % per == 0);
   }
+  // Cut(u) depends only on ab and o modulo per (1, 2 or 4): per consecutive units of one outer
+  // index cover every residue of ab, and per + 1 outer indices without a cut mean none follows.
+  // A bounded search, so a task's start costs the same at any size.
   int64_t NextCut(int64_t u) const {
-    while (!Cut(u)) ++u;
-    return std::min(u, count);
+    const int64_t upo = p.units_per_outer;
+    for (int64_t outers = 0; u < count && outers <= per; ++outers) {
+      const int64_t outer_end = std::min(count, (u / upo + 1) * upo);
+      for (int64_t k = 0; k < per && u < outer_end; ++k, ++u) {
+        if (Cut(u)) return u;
+      }
+      u = outer_end;
+    }
+    return count;
+  }
+  // The end of the chunk that starts at unit u0 (< u1): about kChunkElements elements, on a cut.
+  int64_t ChunkEnd(int64_t u0, int64_t u1) const {
+    const int64_t c = At(ElemStart(u0) + kChunkElements);
+    return std::min(u1, NextCut(std::max(c, u0 + 1)));
   }
 };
 
@@ -134,6 +150,11 @@ bool TwoStats(const RuleFacts& f) { return f.rule == Rule::kMinMax; }
 // leave NaN/Inf out: the fast keys flag them, and only then are the finite-only keys run.
 struct Stats {
   std::vector<uint32_t> s0, s1;
+  // Capacity for `groups` statistics, so that Compute allocates nothing.
+  void Reserve(const DynamicPlan& p, int64_t groups) {
+    s0.reserve(static_cast<size_t>(groups));
+    if (TwoStats(p.facts)) s1.reserve(static_cast<size_t>(groups));
+  }
   void Compute(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0, int64_t groups) {
     const RuleFacts& f = p.facts;
     const bool two = TwoStats(f);
@@ -186,9 +207,10 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
 }
 
 // QuantizeLinear of elements [e0, e1) with the scales written (float32 values: QuantizeLinear's
-// float32-precision decoding of any scale type gives exactly these).
+// float32-precision decoding of any scale type gives exactly these); its decoded parameters in
+// `ws` (reserved beforehand).
 void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOutputs& out,
-                   const ScaleValues& values, const TaskSplit* split) {
+                   const ScaleValues& values, const TaskSplit* split, ParamsWorkspace* ws) {
   QuantizePlan q = p.q;
   q.scale_type = DType::kFloat32;
   q.scale = values.get();
@@ -196,22 +218,49 @@ void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOu
   q.begin = e0;
   q.end = e1;
   q.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
+  q.workspace = ws;
   ExecuteQuantize(q, static_cast<char*>(out.y) + ByteOffset(q.y_type, e0), split);
 }
 
-// Units [u0, u1) of a one-pass plan, chunk by chunk.
-void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
-             const DynamicOutputs& out, const ScaleValues& values) {
+// Everything a run of chunks allocates, allocated before its first output byte is written: an
+// allocation that fails then leaves the outputs untouched (qlinear.h), and parallel tasks never
+// throw.
+struct ChunkBuffers {
   Stats st;
   std::vector<uint32_t> codes;
   std::vector<int32_t> zps;
+  ParamsWorkspace params;
+
+  // For chunks of at most `groups` groups (statistics, scales, QuantizeLinear's parameters).
+  void Reserve(const DynamicPlan& p, int64_t groups) {
+    st.Reserve(p, groups);
+    codes.reserve(static_cast<size_t>(groups));
+    if (p.facts.rule == Rule::kMinMax) zps.reserve(static_cast<size_t>(groups));
+    params.Reserve(groups);
+  }
+  // For the chunks of units [u0, u1) (OnePass's cuts).
+  void ReserveFor(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1) {
+    int64_t most = 0;
+    for (int64_t u = u0; u < u1;) {
+      const int64_t c = units.ChunkEnd(u, u1);
+      int64_t first, window;
+      ScaleWindow(p.q.layout, units.ElemStart(u), units.ElemStart(c), &first, &window);
+      most = std::max({most, (c - u) * p.groups_per_unit, window});
+      u = c;
+    }
+    Reserve(p, most);
+  }
+};
+
+// Units [u0, u1) of a one-pass plan, chunk by chunk, with buffers reserved by ReserveFor.
+void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
+             const DynamicOutputs& out, const ScaleValues& values, ChunkBuffers* b) {
   while (u0 < u1) {
-    int64_t c = units.At(units.ElemStart(u0) + kChunkElements);
-    c = std::min(u1, units.NextCut(std::max(c, u0 + 1)));
+    const int64_t c = units.ChunkEnd(u0, u1);
     const int64_t e0 = units.ElemStart(u0), e1 = units.ElemStart(c);
     const int64_t g0 = u0 * p.groups_per_unit, g1 = c * p.groups_per_unit;
-    st.Compute(p, e0, e1, g0, g1 - g0);
-    StoreScales(p, st, g0, out, values, &codes, &zps);
+    b->st.Compute(p, e0, e1, g0, g1 - g0);
+    StoreScales(p, b->st, g0, out, values, &b->codes, &b->zps);
     if (out.y != nullptr && e1 > e0) {
       // The next chunk's x is fetched while this one is quantized: its statistics pass would
       // otherwise wait on memory while the core idles (and the quantize pass then run alone).
@@ -220,8 +269,8 @@ void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
                             ? ByteOffset(p.q.x_type, std::min(units.ElemStart(u1), 2 * e1 - e0))
                             : from;
       const char* x = static_cast<const char*>(p.q.x);
-      for (size_t b = from; b < to; b += 64) hwy::Prefetch(x + b);
-      QuantizeRange(p, e0, e1, out, values, nullptr);
+      for (size_t at = from; at < to; at += 64) hwy::Prefetch(x + at);
+      QuantizeRange(p, e0, e1, out, values, nullptr, &b->params);
     }
     u0 = c;
   }
@@ -232,29 +281,36 @@ void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
 void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues& values,
              const TaskSplit* split) {
   const int64_t n = p.q.layout.count;
-  Stats st;
+  ChunkBuffers b;  // for all groups at once
+  b.Reserve(p, std::max<int64_t>(p.groups, 1));
+  Stats& st = b.st;
   if (split == nullptr) {
     st.Compute(p, 0, n, 0, p.groups);
   } else {
     // Each task counts the groups its elements touch (ScaleWindow: at most its element count or
-    // the axis length, so the parts together hold at most about x's element count).
+    // the axis length, so the parts together hold at most about x's element count), in buffers
+    // reserved here: the tasks allocate nothing.
     const int64_t tasks = (n + split->per_task - 1) / split->per_task;
     std::vector<Stats> parts(static_cast<size_t>(tasks));
-    std::vector<int64_t> firsts(parts.size());
+    std::vector<int64_t> firsts(parts.size()), counts(parts.size());
+    for (int64_t t = 0; t < tasks; ++t) {
+      const size_t i = static_cast<size_t>(t);
+      ScaleWindow(p.q.layout, t * split->per_task, std::min(n, (t + 1) * split->per_task), &firsts[i], &counts[i]);
+      parts[i].Reserve(p, counts[i]);
+    }
     struct Context {
       const DynamicPlan* p;
       std::vector<Stats>* parts;
-      std::vector<int64_t>* firsts;
+      const std::vector<int64_t>* firsts;
+      const std::vector<int64_t>* counts;
       int64_t per_task, n;
-    } ctx{&p, &parts, &firsts, split->per_task, n};
+    } ctx{&p, &parts, &firsts, &counts, split->per_task, n};
     split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
       const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
       const Context& k = *static_cast<const Context*>(c);
+      const size_t i = static_cast<size_t>(t);
       const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
-      int64_t g0, groups;
-      ScaleWindow(k.p->q.layout, e0, e1, &g0, &groups);
-      (*k.firsts)[static_cast<size_t>(t)] = g0;
-      (*k.parts)[static_cast<size_t>(t)].Compute(*k.p, e0, e1, g0, groups);
+      (*k.parts)[i].Compute(*k.p, e0, e1, (*k.firsts)[i], (*k.counts)[i]);
     }, &ctx);
     st.s0.assign(static_cast<size_t>(p.groups), 0);
     st.s1.assign(TwoStats(p.facts) ? st.s0.size() : 0, 0);
@@ -264,10 +320,8 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       for (size_t g = 0; g < parts[t].s1.size(); ++g) st.s1[g0 + g] = std::max(st.s1[g0 + g], parts[t].s1[g]);
     }
   }
-  std::vector<uint32_t> codes;
-  std::vector<int32_t> zps;
-  StoreScales(p, st, 0, out, values, &codes, &zps);
-  if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, split);
+  StoreScales(p, st, 0, out, values, &b.codes, &b.zps);
+  if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, split, &b.params);
 }
 
 }  // namespace
@@ -281,23 +335,35 @@ void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskS
     for (int64_t g = 0; g < p.groups; ++g) StoreGroupScale(p, s, g, out);
     return;
   }
-  if (split == nullptr) return OnePass(p, units, 0, units.count, out, values);
-  // Tasks of about per_task elements, cut on unit boundaries where bytes are not shared.
+  if (split == nullptr) {
+    ChunkBuffers b;
+    b.ReserveFor(p, units, 0, units.count);
+    return OnePass(p, units, 0, units.count, out, values, &b);
+  }
+  // Tasks of about per_task elements, cut on unit boundaries where bytes are not shared; each
+  // with its buffers reserved here (the tasks allocate nothing).
   const int64_t n = p.q.layout.count;
   const int64_t tasks = (n + split->per_task - 1) / split->per_task;
+  std::vector<int64_t> cuts(static_cast<size_t>(tasks) + 1);
+  for (int64_t t = 1; t <= tasks; ++t) cuts[static_cast<size_t>(t)] = units.NextCut(units.At(t * split->per_task));
+  std::vector<ChunkBuffers> buffers(static_cast<size_t>(tasks));
+  for (int64_t t = 0; t < tasks; ++t) {
+    const size_t i = static_cast<size_t>(t);
+    buffers[i].ReserveFor(p, units, cuts[i], cuts[i + 1]);
+  }
   struct Context {
     const DynamicPlan* p;
     const Units* units;
     const DynamicOutputs* out;
     const ScaleValues* values;
-    int64_t per_task;
-  } ctx{&p, &units, &out, &values, split->per_task};
+    const std::vector<int64_t>* cuts;
+    std::vector<ChunkBuffers>* buffers;
+  } ctx{&p, &units, &out, &values, &cuts, &buffers};
   split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
     const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const Context& k = *static_cast<const Context*>(c);
-    const int64_t u0 = t == 0 ? 0 : k.units->NextCut(k.units->At(t * k.per_task));
-    const int64_t u1 = k.units->NextCut(k.units->At((t + 1) * k.per_task));
-    OnePass(*k.p, *k.units, u0, u1, *k.out, *k.values);
+    const size_t i = static_cast<size_t>(t);
+    OnePass(*k.p, *k.units, (*k.cuts)[i], (*k.cuts)[i + 1], *k.out, *k.values, &(*k.buffers)[i]);
   }, &ctx);
 }
 

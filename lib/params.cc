@@ -136,28 +136,45 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
 
 }  // namespace
 
+void ParamsWorkspace::Reserve(int64_t groups) {
+  if (groups <= capacity) return;
+  const size_t n = static_cast<size_t>(groups);
+  scales.reset(new float[n]);
+  recips.reset(new float[n]);
+  offsets.reset(new float[n]);
+  zps.reset(new int32_t[n]);
+  capacity = groups;
+}
+
+namespace {
+
+// n elements from the workspace when it holds them, else from `own` (allocated now).
+template <class T>
+T* Buffer(std::unique_ptr<T[]>& own, const std::unique_ptr<T[]>* ws, bool ws_fits, int64_t n) {
+  if (ws_fits) return ws->get();
+  own.reset(new T[static_cast<size_t>(n)]);
+  return own.get();
+}
+
+}  // namespace
+
 DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type,
                              const void* scale, DType zp_type, const void* zp, Prec prec,
-                             ParamsFor use) {
+                             ParamsFor use, ParamsWorkspace* ws) {
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
   n_ = n;
+  const bool fits = ws != nullptr && n <= ws->capacity;
   float* s = &scale0_;
   int32_t* z = &zp0_;
   // DequantizeLinear without a zero point reads none (QuantParams::zps null).
   const bool zps_needed = !(zp == nullptr && Info(zp_type).kind == Kind::kInt && use == ParamsFor::kDequantize);
-  if (n != 1 && zps_needed) {
-    zps_.reset(new int32_t[static_cast<size_t>(n)]);
-    z = zps_.get();
-  }
+  if (n != 1 && zps_needed) z = Buffer(zps_, fits ? &ws->zps : nullptr, fits, n);
   if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
       reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {
     prm_.scales = static_cast<const float*>(scale) + first;
   } else {
-    if (n != 1) {
-      scales_.reset(new float[static_cast<size_t>(n)]);
-      s = scales_.get();
-    }
+    if (n != 1) s = Buffer(scales_, fits ? &ws->scales : nullptr, fits, n);
     DecodeScales(scale_type, scale, first, n, prec, s);
     prm_.scales = s;
   }
@@ -166,10 +183,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   prm_.first = first;
   if (use == ParamsFor::kReciprocal) {
     float* r = &recip0_;
-    if (n != 1) {
-      recips_.reset(new float[static_cast<size_t>(n)]);
-      r = recips_.get();
-    }
+    if (n != 1) r = Buffer(recips_, fits ? &ws->recips : nullptr, fits, n);
     const ReciprocalFacts facts = ComputeReciprocals(prm_.scales, n, r);
     if (facts.normal) {
       prm_.recips = r;
@@ -177,9 +191,9 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     }
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
-      offsets_.reset(new float[static_cast<size_t>(n)]);
-      for (int64_t k = 0; k < n; ++k) offsets_[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
-      prm_.offsets = offsets_.get();
+      float* o = Buffer(offsets_, fits ? &ws->offsets : nullptr, fits, n);
+      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
+      prm_.offsets = o;
     }
   }
   prm_.vector = true;

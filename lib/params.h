@@ -16,6 +16,15 @@ namespace qlinear {
 // when none is given: QuantParams::zps null).
 enum class ParamsFor { kDivision, kReciprocal, kDequantize };
 
+// Per-group buffers for DecodedParams (QuantizePlan::workspace): with capacity >= the groups a
+// call decodes, it allocates nothing.
+struct ParamsWorkspace {
+  std::unique_ptr<float[]> scales, recips, offsets;
+  std::unique_ptr<int32_t[]> zps;
+  int64_t capacity = 0;
+  void Reserve(int64_t groups);  // may throw std::bad_alloc
+};
+
 // Scales rounded to the division precision as float32; zero points as the encoders take them
 // (integers as int32; float4e2m1 as its float32 bits, an absent one as -0.0 so that every sum,
 // -0 included, is unchanged; float8: zero). For the reciprocal path, also 1/scale (kernels.h),
@@ -25,7 +34,7 @@ enum class ParamsFor { kDivision, kReciprocal, kDequantize };
 class DecodedParams {
  public:
   DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type, const void* scale,
-                DType zp_type, const void* zp, Prec prec, ParamsFor use);
+                DType zp_type, const void* zp, Prec prec, ParamsFor use, ParamsWorkspace* ws = nullptr);
   DecodedParams(const DecodedParams&) = delete;
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }

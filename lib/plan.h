@@ -172,9 +172,14 @@ struct PlanBase {
   int64_t begin = 0, end = 0;
 };
 
+struct ParamsWorkspace;  // params.h
+
 struct QuantizePlan : PlanBase {
   Prec prec = Prec::kF32;
   bool saturate = true;
+  // Buffers for the decoded per-group parameters, allocated beforehand by a caller that must not
+  // allocate once it has begun writing outputs (dynamic quantization); null: the call allocates.
+  ParamsWorkspace* workspace = nullptr;
 };
 
 struct DequantizePlan : PlanBase {};

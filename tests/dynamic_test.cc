@@ -842,6 +842,34 @@ TEST(DynamicParallel, OpenMPGivesTheSameBytes) {
   }
 }
 
+// Rows of odd length in sub-byte blocks of 2 and 3: no block of the second row starts on a byte
+// (and, packed zero points, no group count either), so tasks there end where the tensor does;
+// as many tasks as the options allow, each finding its start in a bounded search.
+TEST(DynamicParallel, TasksOfOddRowsOfSubByteBlocks) {
+  std::mt19937 rng(15);
+  for (int64_t d : {int64_t{4097}, int64_t{65537}}) {
+    const std::vector<int64_t> shape{2, d};
+    const XData x = MakeX(QLINEAR_DTYPE_FLOAT, 2 * d, rng, false);
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.bytes.data()};
+    qlinear_parallel_options par;
+    qlinear_parallel_options_init(&par);
+    par.max_threads = QLINEAR_MAX_THREADS;
+    par.min_elements_per_task = 1;
+    par.parallel_for = Backwards;
+    for (const qlinear_dynamic_attrs& a :
+         {Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 2),
+          Attrs(QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 3),
+          Attrs(QLINEAR_DTYPE_UINT2, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 3)}) {
+      const Out serial = Call(tx, a), parallel = Call(tx, a, &par);
+      ASSERT_EQ(serial.status, QLINEAR_OK) << serial.message;
+      ASSERT_EQ(parallel.status, QLINEAR_OK) << parallel.message;
+      EXPECT_EQ(serial.y, parallel.y) << Describe(shape, a, QLINEAR_DTYPE_FLOAT);
+      EXPECT_EQ(serial.scale, parallel.scale) << Describe(shape, a, QLINEAR_DTYPE_FLOAT);
+      EXPECT_EQ(serial.zp, parallel.zp) << Describe(shape, a, QLINEAR_DTYPE_FLOAT);
+    }
+  }
+}
+
 // The C++ layer: QuantizeDynamic's result feeds QuantizeLinear / DequantizeLinear as they are.
 TEST(DynamicCpp, ResultFeedsQuantizeLinear) {
   std::vector<float> x(4 * 70);

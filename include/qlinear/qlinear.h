@@ -24,7 +24,9 @@
  * - Inputs and the output must not overlap.
  * - Every call validates all of its arguments before writing a single output byte. A rejected
  *   call returns a non-zero status, leaves the output untouched, and sets a message for the
- *   calling thread (qlinear_last_error) naming the argument and the rule.
+ *   calling thread (qlinear_last_error) naming the argument and the rule. Whatever memory a
+ *   call needs is allocated before its first output byte too: QLINEAR_OUT_OF_MEMORY also
+ *   leaves the outputs untouched.
  * - All functions are reentrant and thread-safe; no global state is written after the first
  *   call (the CPU-target choice is made by Highway and is thread-safe).
  *

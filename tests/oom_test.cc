@@ -1,0 +1,241 @@
+// Allocation failures: every allocation a call makes is made to fail in turn (this executable
+// replaces operator new), and the call must return QLINEAR_OUT_OF_MEMORY with its outputs
+// untouched, or succeed with the right bytes; never throw, abort or write half an output.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "qlinear/qlinear.h"
+#include "qlinear/qlinear.hpp"
+
+namespace {
+
+// > 0: the allocation that brings it to 0 fails.
+std::atomic<int64_t> g_fail_countdown{0};
+
+void* Allocate(size_t n) {
+  if (g_fail_countdown.load(std::memory_order_relaxed) > 0 && g_fail_countdown.fetch_sub(1) == 1) {
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(size_t n) { return Allocate(n); }
+void* operator new[](size_t n) { return Allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return std::malloc(n == 0 ? 1 : n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return std::malloc(n == 0 ? 1 : n); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+
+struct Buffers {
+  std::vector<uint8_t> y, scale, zp;
+};
+
+// A runner that runs the tasks on the calling thread, last first.
+void Backwards(void*, int64_t count, void (*task)(void*, int64_t), void* ctx) {
+  for (int64_t i = count - 1; i >= 0; --i) task(ctx, i);
+}
+
+// Runs call(out) with the k-th allocation failing, for k = 1, 2, ... until a call makes fewer
+// than k allocations; each failed call must leave every output byte as it was.
+template <class Call>
+void EveryAllocationFails(const Buffers& expected, const char* what, Call call) {
+  int64_t failures = 0;
+  for (int64_t k = 1; k < 10000; ++k) {
+    Buffers b{std::vector<uint8_t>(expected.y.size(), kSentinel), std::vector<uint8_t>(expected.scale.size(), kSentinel),
+              std::vector<uint8_t>(expected.zp.size(), kSentinel)};
+    g_fail_countdown.store(k);
+    const qlinear_status s = call(&b);
+    const int64_t left = g_fail_countdown.exchange(0);
+    if (s == QLINEAR_OUT_OF_MEMORY) {
+      ++failures;
+      for (const std::vector<uint8_t>* v : {&b.y, &b.scale, &b.zp}) {
+        for (size_t i = 0; i < v->size(); ++i) {
+          ASSERT_EQ((*v)[i], kSentinel) << what << ": allocation " << k << " failed, yet byte " << i
+                                        << " of an output was written";
+        }
+      }
+      continue;
+    }
+    ASSERT_EQ(s, QLINEAR_OK) << what << ", allocation " << k << ": " << qlinear_last_error();
+    if (left > 0) {  // made fewer than k allocations: every one of them has failed once
+      EXPECT_EQ(b.y, expected.y) << what;
+      EXPECT_EQ(b.scale, expected.scale) << what;
+      EXPECT_EQ(b.zp, expected.zp) << what;
+      EXPECT_GT(failures, 0) << what << ": no allocation to fail (the test checks nothing)";
+      return;
+    }
+  }
+  FAIL() << what << ": more than 10000 allocations";
+}
+
+std::vector<float> Values(int64_t n) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * static_cast<float>(i % 23);
+  return x;
+}
+
+struct DynamicCase {
+  const char* what;
+  int32_t y, rule, granularity;
+  int64_t axis, block;
+};
+
+// Several 32K-element chunks (the one-pass loop), per column (two passes), serial and parallel.
+TEST(OutOfMemory, DynamicQuantizationWritesNothing) {
+  const std::vector<int64_t> shape{300, 1000};
+  const std::vector<float> x = Values(300 * 1000);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const DynamicCase cases[] = {
+      {"MX int4 blocks of 7", QLINEAR_DTYPE_INT4, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_BLOCK, -1, 7},
+      {"MINMAX uint4 blocks of 32", QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, -1, 32},
+      {"ABSMAX int8 per row", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0},
+      {"MINMAX uint8 per column", QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 1, 0},
+      {"ABSMAX int8 blocks of 4 along the rows", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 0, 4},
+  };
+  for (const DynamicCase& c : cases) {
+    qlinear_dynamic_attrs a;
+    qlinear_dynamic_attrs_init(&a);
+    a.output_dtype = c.y;
+    a.rule = c.rule;
+    a.granularity = c.granularity;
+    a.axis = c.axis;
+    a.block_size = c.block;
+    size_t yb = 0, sb = 0, zb = 0;
+    ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_OK) << qlinear_last_error();
+    const bool minmax = c.rule == QLINEAR_SCALE_MINMAX;
+    Buffers expected{std::vector<uint8_t>(yb), std::vector<uint8_t>(sb), std::vector<uint8_t>(zb)};
+    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &a, expected.y.data(), yb, expected.scale.data(), sb,
+                                       minmax ? expected.zp.data() : nullptr, zb),
+              QLINEAR_OK)
+        << qlinear_last_error();
+    auto serial = [&](Buffers* b) {
+      return qlinear_quantize_dynamic(&tx, &a, b->y.data(), yb, b->scale.data(), sb, minmax ? b->zp.data() : nullptr, zb);
+    };
+    EveryAllocationFails(expected, c.what, serial);
+    for (bool openmp : {false, true}) {
+      qlinear_parallel_options par;
+      qlinear_parallel_options_init(&par);
+      par.max_threads = openmp ? 2 : 7;
+      par.min_elements_per_task = 20000;
+      if (!openmp) par.parallel_for = Backwards;
+      auto parallel = [&](Buffers* b) {
+        return qlinear_quantize_dynamic_parallel(&tx, &a, b->y.data(), yb, b->scale.data(), sb,
+                                                 minmax ? b->zp.data() : nullptr, zb, &par);
+      };
+      EveryAllocationFails(expected, openmp ? "parallel (OpenMP or serial)" : "parallel (caller's runner)", parallel);
+    }
+  }
+}
+
+// QuantizeLinear and DequantizeLinear decode many scales (blocked, per axis) on the heap.
+TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
+  const std::vector<int64_t> shape{64, 1000};
+  const std::vector<int64_t> sshape{64, 32};
+  const std::vector<float> x = Values(64 * 1000);
+  std::vector<float> scales(64 * 32);
+  std::vector<int8_t> zps(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i) {
+    scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
+    zps[i] = static_cast<int8_t>(static_cast<int>(i % 11) - 5);
+  }
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
+  const qlinear_tensor tz{QLINEAR_DTYPE_INT8, 2, sshape.data(), zps.data()};
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = 1;
+  qa.block_size = 32;
+  Buffers q{std::vector<uint8_t>(x.size()), {}, {}};
+  ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &qa, q.y.data(), q.y.size()), QLINEAR_OK) << qlinear_last_error();
+  EveryAllocationFails(q, "QuantizeLinear blocked", [&](Buffers* b) {
+    return qlinear_quantize_linear(&tx, &ts, &tz, &qa, b->y.data(), b->y.size());
+  });
+  qlinear_parallel_options par;
+  qlinear_parallel_options_init(&par);
+  par.max_threads = 2;
+  par.min_elements_per_task = 10000;
+  EveryAllocationFails(q, "QuantizeLinear blocked, parallel", [&](Buffers* b) {
+    return qlinear_quantize_linear_parallel(&tx, &ts, &tz, &qa, b->y.data(), b->y.size(), &par);
+  });
+
+  const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 2, shape.data(), q.y.data()};
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = 1;
+  da.block_size = 32;
+  Buffers d{std::vector<uint8_t>(x.size() * 4), {}, {}};
+  ASSERT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, d.y.data(), d.y.size()), QLINEAR_OK) << qlinear_last_error();
+  EveryAllocationFails(d, "DequantizeLinear blocked", [&](Buffers* b) {
+    return qlinear_dequantize_linear(&tq, &ts, &tz, &da, b->y.data(), b->y.size());
+  });
+}
+
+// The C++ layer reports a failed allocation as a status and leaves its result as it was.
+TEST(OutOfMemory, CppQuantizeDynamicReturnsAStatus) {
+  const std::vector<float> x = Values(4096);
+  const qlinear::TensorView tx(qlinear::DataType::kFloat, {4, 1024}, x.data());
+  qlinear::DynamicAttrs a;
+  a.output_dtype = qlinear::DataType::kInt4;
+  qlinear::DynamicResult r;
+  ASSERT_TRUE(qlinear::QuantizeDynamic(tx, a, &r).ok());
+  const std::vector<uint8_t> y = r.y, scale = r.scale;
+  int64_t failures = 0;
+  for (int64_t k = 1; k < 1000; ++k) {
+    qlinear::DynamicResult got;
+    got.y.assign(3, kSentinel);
+    g_fail_countdown.store(k);
+    qlinear::Status s;
+    try {
+      s = qlinear::QuantizeDynamic(tx, a, &got);
+    } catch (...) {
+      g_fail_countdown.store(0);
+      FAIL() << "an exception escaped QuantizeDynamic at allocation " << k;
+    }
+    const int64_t left = g_fail_countdown.exchange(0);
+    if (s.code() == QLINEAR_OUT_OF_MEMORY) {
+      ++failures;
+      EXPECT_EQ(got.y, std::vector<uint8_t>(3, kSentinel)) << "allocation " << k;
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.message();
+    if (left > 0) {
+      EXPECT_EQ(got.y, y);
+      EXPECT_EQ(got.scale, scale);
+      EXPECT_GT(failures, 0);
+      return;
+    }
+  }
+  FAIL() << "more than 1000 allocations";
+}
+
+// x without data: the call's own error, before QuantizeDynamic allocates x's outputs.
+TEST(OutOfMemory, CppQuantizeDynamicChecksXBeforeAllocating) {
+  const qlinear::TensorView tx(qlinear::DataType::kFloat, {int64_t{1} << 40}, nullptr);
+  qlinear::DynamicAttrs a;
+  a.output_dtype = qlinear::DataType::kInt8;
+  qlinear::DynamicResult r;
+  qlinear::Status s;
+  EXPECT_NO_THROW(s = qlinear::QuantizeDynamic(tx, a, &r));
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT) << s.message();
+  EXPECT_NE(s.message().find("x"), std::string::npos) << s.message();
+  EXPECT_TRUE(r.y.empty());
+}
+
+}  // namespace
