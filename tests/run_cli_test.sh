@@ -74,6 +74,12 @@ expect 2 err "--type: float32 is not" dynamic --type float32 --elements 64
 expect 2 err "unknown output type 'unknown'" dynamic --type unknown
 expect 2 err "tensor takes no --axis" dynamic --granularity tensor --axis 0
 expect 2 err "--shape: 'x' is not a whole number" dynamic --elements 2 --shape 1,x
+expect 2 err "--shape: '2,,4' has an empty dimension" dynamic --elements 8 --shape 2,,4
+expect 2 err "--shape: '8,' has an empty dimension" dynamic --elements 8 --shape 8,
+expect 2 err "--shape: ',8' has an empty dimension" dynamic --elements 8 --shape ,8
+expect 2 err "--shape: 9223372036854775807 is outside" dynamic --elements 8 --shape 9223372036854775807
+expect 2 err "--block-size: 99999999999999999999999 is outside" dynamic --block-size 99999999999999999999999
+expect 0 out "shape \\[2, 4\\]" dynamic --elements 8 --shape 0002,4 --block-size 4
 expect 2 err "--input: an empty path" dynamic --input ""
 expect 2 err "not a regular file" dynamic --input /dev/zero
 expect 2 err "not a regular file" dynamic --input "$work"

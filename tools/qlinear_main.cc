@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,18 +23,38 @@ namespace {
 constexpr int64_t kMaxDemoElements = int64_t{1} << 28;
 constexpr double kMaxSelftestSeconds = 86400.0;
 
-// Strict decimal parsing: digits only (no sign, exponent, hex or octal), within [lo, hi].
+// Strict decimal parsing: digits only (no sign, exponent, hex or octal), within [lo, hi]
+// (hi < 10^18). Returns the error, or "".
+std::string CheckDecimal(const std::string& s, int64_t lo, int64_t hi) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
+    return "'" + s + "' is not a whole number (digits only)";
+  }
+  const size_t first = std::min(s.find_first_not_of('0'), s.size() - 1);  // leading zeros
+  if (s.size() - first > 18 || std::strtoll(s.c_str() + first, nullptr, 10) < lo ||
+      std::strtoll(s.c_str() + first, nullptr, 10) > hi) {
+    return s + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  }
+  return "";
+}
+
 CLI::Validator DecimalIn(int64_t lo, int64_t hi) {
+  return CLI::Validator([lo, hi](std::string& s) { return CheckDecimal(s, lo, hi); }, "");
+}
+
+// Comma-separated dimensions, each as DecimalIn(0, hi); no empty field.
+CLI::Validator DimensionsUpTo(int64_t hi) {
   return CLI::Validator(
-      [lo, hi](std::string& s) -> std::string {
-        if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
-          return "'" + s + "' is not a whole number (digits only)";
+      [hi](std::string& s) -> std::string {
+        size_t begin = 0;
+        while (true) {
+          const size_t end = std::min(s.find(',', begin), s.size());
+          const std::string field = s.substr(begin, end - begin);
+          if (field.empty()) return "'" + s + "' has an empty dimension";
+          const std::string error = CheckDecimal(field, 0, hi);
+          if (!error.empty()) return error;
+          if (end == s.size()) return "";
+          begin = end + 1;
         }
-        const long long v = std::strtoll(s.c_str(), nullptr, 10);
-        if (v < lo || v > hi) {
-          return s + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-        }
-        return "";
       },
       "");
 }
@@ -105,7 +126,7 @@ int main(int argc, char** argv) {
 
   qlinear::tools::DynamicCommandOptions dyn;
   std::string dyn_elements = std::to_string(dyn.elements), dyn_block = std::to_string(dyn.block_size);
-  std::string dyn_threads = "1", dyn_repeats = "5", dyn_axis;
+  std::string dyn_threads = "1", dyn_repeats = "5", dyn_axis, dyn_shape;
   auto* dynamic = app.add_subcommand(
       "dynamic", "Quantize with scales computed from the data (random values or a raw float32 "
                  "file) and print max |x - DQ(Q(x))|, the SQNR and the rate");
@@ -130,11 +151,10 @@ int main(int argc, char** argv) {
                       "Random values, 1 to " + std::to_string(kMaxDemoElements) + " (default 4194304)")
       ->type_name("N")
       ->check(DecimalIn(1, kMaxDemoElements));
-  dynamic->add_option("--shape", dyn.shape, "Comma-separated dimensions (default [n/1024, 1024] "
-                                            "when 1024 divides n, else [n])")
+  dynamic->add_option("--shape", dyn_shape, "Comma-separated dimensions (default [n/1024, 1024] "
+                                           "when 1024 divides n, else [n])")
       ->type_name("D,D,...")
-      ->delimiter(',')
-      ->check(DecimalIn(0, kMaxDemoElements));
+      ->check(DimensionsUpTo(kMaxDemoElements));
   dynamic->add_option("--threads", dyn_threads, "Threads, 1 to 1024 (default 1)")
       ->type_name("N")
       ->check(DecimalIn(1, 1024));
@@ -206,6 +226,11 @@ int main(int argc, char** argv) {
     dyn.block_size = std::strtoll(dyn_block.c_str(), nullptr, 10);
     dyn.threads = static_cast<int>(std::strtol(dyn_threads.c_str(), nullptr, 10));
     dyn.repeats = static_cast<int>(std::strtol(dyn_repeats.c_str(), nullptr, 10));
+    for (size_t at = 0; !dyn_shape.empty() && at <= dyn_shape.size();) {  // validated above
+      const size_t end = std::min(dyn_shape.find(',', at), dyn_shape.size());
+      dyn.shape.push_back(std::strtoll(dyn_shape.c_str() + at, nullptr, 10));
+      at = end + 1;
+    }
     return RunDynamic(dyn);
   }
 #if QLINEAR_HAVE_ONNX
