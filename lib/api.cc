@@ -156,6 +156,14 @@ template <class Plan, class Attrs>
 qlinear_status Call(const qlinear_tensor* x, const qlinear_tensor* scale, const qlinear_tensor* zp,
                     const Attrs* attrs, void* y, size_t y_bytes, const Extent& extent) {
   return Guarded([&] {
+    // An empty slice has no elements for x->data to point at: NULL is allowed (qlinear.h).
+    qlinear_tensor empty_slice;
+    static const uint64_t kNoElements = 0;
+    if (extent.range && extent.count == 0 && x != nullptr && x->data == nullptr) {
+      empty_slice = *x;
+      empty_slice.data = &kNoElements;
+      x = &empty_slice;
+    }
     Plan p;
     qlinear_status s = PlanFor(x, scale, zp, attrs, &p);
     if (s != QLINEAR_OK) return s;

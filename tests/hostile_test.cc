@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "qlinear/qlinear.h"
@@ -163,6 +165,24 @@ TEST(Threads, OpenMPTeamNeverExceedsTheTaskCount) {
   o.min_elements_per_task = 1024;
   ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
   EXPECT_LE(ThreadsOfThisProcess(), before + 3);
+}
+
+// max_threads = 65536 in tasks of 64 elements: 64 tasks, but a team no larger than OpenMP's own
+// thread count (one per CPU here: OMP_NUM_THREADS unset), not a thread per task.
+TEST(Threads, OpenMPTeamNeverExceedsOpenMPThreadCount) {
+  if (!qlinear_openmp_enabled()) GTEST_SKIP() << "built without OpenMP";
+  if (std::getenv("OMP_NUM_THREADS") != nullptr) GTEST_SKIP() << "OMP_NUM_THREADS is set";
+  const int before = ThreadsOfThisProcess();
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (before < 0 || cpus <= 0) GTEST_SKIP() << "no /proc/self/task or CPU count";
+  ParallelCall c;
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = QLINEAR_MAX_THREADS;
+  o.min_elements_per_task = 64;
+  ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_LE(ThreadsOfThisProcess(), before + cpus - 1);
+  for (uint8_t v : c.y) ASSERT_EQ(v, 1);
 }
 
 // ---- 3. undefined behaviour (the asan preset runs these under UBSan) -------------------------

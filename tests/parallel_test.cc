@@ -226,6 +226,21 @@ TEST(Range, BadRangesAreRejectedAndOutputUntouched) {
         << qlinear_last_error();
   }
   for (uint8_t v : y) ASSERT_EQ(v, 0x5A);
+  // An empty slice has no elements for x->data (or y) to point at: NULL is fine; a slice with
+  // elements and no data is not.
+  qlinear_tensor no_data = c.tx;
+  no_data.data = nullptr;
+  EXPECT_EQ(qlinear_quantize_linear_range(&no_data, &c.ts, nullptr, &c.a, 4, 0, nullptr, 0), QLINEAR_OK)
+      << qlinear_last_error();
+  EXPECT_EQ(qlinear_quantize_linear_range(&no_data, &c.ts, nullptr, &c.a, 4, 2, y.data(), 1), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qlinear_last_error()).find("x: data is NULL"), std::string::npos) << qlinear_last_error();
+  const int64_t n = 6;
+  const qlinear_tensor packed{QLINEAR_DTYPE_INT4, 1, &n, nullptr};
+  const float one = 1.0f;
+  const qlinear_tensor scalar{QLINEAR_DTYPE_FLOAT, 0, nullptr, &one};
+  EXPECT_EQ(qlinear_dequantize_linear_range(&packed, &scalar, nullptr, nullptr, 6, 0, nullptr, 0), QLINEAR_OK)
+      << qlinear_last_error();
+  for (uint8_t v : y) ASSERT_EQ(v, 0x5A);
 }
 
 // A caller's runner: one std::thread per task, counting the tasks.

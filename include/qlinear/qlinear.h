@@ -26,7 +26,7 @@
  *   call returns a non-zero status, leaves the output untouched, and sets a message for the
  *   calling thread (qlinear_last_error) naming the argument and the rule. Whatever memory a
  *   call needs is allocated before its first output byte too: QLINEAR_OUT_OF_MEMORY also
- *   leaves the outputs untouched.
+ *   leaves the outputs untouched (OpenMP's team excepted: see qlinear_parallel_options).
  * - All functions are reentrant and thread-safe; no global state is written after the first
  *   call (the CPU-target choice is made by Highway and is thread-safe).
  *
@@ -246,7 +246,10 @@ typedef struct qlinear_parallel_options {
   size_t struct_size;           /* sizeof(qlinear_parallel_options); set by _init */
   int32_t max_threads;          /* tasks to split into at most, 0..QLINEAR_MAX_THREADS; 0: OpenMP's
                                    thread count, or 64. OpenMP's team is never larger than
-                                   the number of tasks. */
+                                   the number of tasks nor than omp_get_max_threads()
+                                   (OMP_NUM_THREADS, else one per core). libgomp ends the process
+                                   when it cannot allocate or start its team; a caller that needs
+                                   QLINEAR_OUT_OF_MEMORY then passes its own parallel_for. */
   int64_t min_elements_per_task; /* 0: 262144; smaller tensors run on the calling thread */
   qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled) */
   void* runner_context;         /* passed to parallel_for */
