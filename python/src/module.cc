@@ -12,6 +12,7 @@
 #include <qlinear/qlinear.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -316,6 +317,11 @@ class Operand {
     const double v = PyFloat_AsDouble(obj.ptr());
     if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     const float f = static_cast<float>(v);
+    // Rounding to float32 is the documented conversion; becoming Inf or 0 is not a rounding.
+    if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0.0 && f == 0.0f)) {
+      Raise(PyExc_ValueError, Format("scale: %g is outside float32's range (it would become %g)", v,
+                                     static_cast<double>(f)));
+    }
     std::memcpy(scalar_, &f, sizeof(f));
     LoadScalar(QLINEAR_DTYPE_FLOAT);
   }
@@ -855,7 +861,7 @@ int32_t QuantizeResultType(QuantizeOperands& q) {
 // threads=: None (serial), else the parallel entry point's options. Range calls are serial.
 bool ParallelOptions(const Keywords& k, const Coverage& c, qlinear_parallel_options* o) {
   if (k[kThreads].is_none()) return false;
-  if (c.range) {
+  if (c.range || !k[kFirst].is_none() || !k[kCount].is_none()) {  // even a range covering all of x
     Raise(PyExc_ValueError, "threads: a first=/count= call runs serially (the range entry points); drop threads=");
   }
   const int64_t threads = k.Int(kThreads, 0);

@@ -128,6 +128,16 @@ def test_out_checked_and_untouched_on_error():
     assert (out == 7).all()
 
 
+def test_number_scales_outside_float32():
+    for v, became in ((1e300, "inf"), (-1e39, "-inf"), (1e-300, "0"), (-1e-50, "-0")):
+        with raises(ValueError, "scale: %g is outside float32's range (it would become %s)" % (v, became)):
+            qlinear.quantize_linear(X, v)
+        with raises(ValueError, "scale: %g is outside float32's range (it would become %s)" % (v, became)):
+            qlinear.dequantize_linear(np.zeros(3, np.int8), v)
+    assert qlinear.dequantize_linear(np.ones(1, np.int8), 1e-40)[0] == np.float32(1e-40)  # subnormal
+    assert np.isnan(qlinear.dequantize_linear(np.ones(1, np.int8), float("nan"))[0])  # NaN stays NaN
+
+
 def test_ranges_and_threads():
     with raises(ValueError, "first, count: [18, 18 + 5) must lie within the tensor's 20 elements"):
         qlinear.quantize_linear(X, 0.1, first=18, count=5)
@@ -137,6 +147,11 @@ def test_ranges_and_threads():
         qlinear.quantize_linear(X, 0.1, shape=(100,), first=20, count=4)
     with raises(ValueError, "threads: a first=/count= call runs serially"):
         qlinear.quantize_linear(X, 0.1, first=2, threads=2)
+    for whole in ({"first": 0}, {"count": X.size}, {"first": 0, "count": X.size}):  # covers all of x
+        with raises(ValueError, "threads: a first=/count= call runs serially"):
+            qlinear.quantize_linear(X, 0.1, threads=2, **whole)
+        with raises(ValueError, "threads: a first=/count= call runs serially"):
+            qlinear.dequantize_linear(np.zeros(X.size, np.int8), 0.1, threads=2, **whole)
     with raises(ValueError, "threads: must be None or 0..65536"):
         qlinear.quantize_linear(X, 0.1, threads=-1)
     with raises(ValueError, "threads: must be None or 0..65536"):
