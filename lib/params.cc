@@ -148,10 +148,10 @@ void ParamsWorkspace::Reserve(int64_t groups) {
 
 namespace {
 
-// n elements from the workspace when it holds them, else from `own` (allocated now).
+// n elements: the workspace's array when given, else `own`, allocated now.
 template <class T>
-T* Buffer(std::unique_ptr<T[]>& own, const std::unique_ptr<T[]>* ws, bool ws_fits, int64_t n) {
-  if (ws_fits) return ws->get();
+T* Buffer(std::unique_ptr<T[]>& own, T* workspace, int64_t n) {
+  if (workspace != nullptr) return workspace;
   own.reset(new T[static_cast<size_t>(n)]);
   return own.get();
 }
@@ -164,17 +164,17 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
   n_ = n;
-  const bool fits = ws != nullptr && n <= ws->capacity;
+  if (ws != nullptr && n > ws->capacity) ws = nullptr;  // too small: allocate
   float* s = &scale0_;
   int32_t* z = &zp0_;
   // DequantizeLinear without a zero point reads none (QuantParams::zps null).
   const bool zps_needed = !(zp == nullptr && Info(zp_type).kind == Kind::kInt && use == ParamsFor::kDequantize);
-  if (n != 1 && zps_needed) z = Buffer(zps_, fits ? &ws->zps : nullptr, fits, n);
+  if (n != 1 && zps_needed) z = Buffer(zps_, ws ? ws->zps.get() : nullptr, n);
   if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
       reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {
     prm_.scales = static_cast<const float*>(scale) + first;
   } else {
-    if (n != 1) s = Buffer(scales_, fits ? &ws->scales : nullptr, fits, n);
+    if (n != 1) s = Buffer(scales_, ws ? ws->scales.get() : nullptr, n);
     DecodeScales(scale_type, scale, first, n, prec, s);
     prm_.scales = s;
   }
@@ -183,7 +183,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   prm_.first = first;
   if (use == ParamsFor::kReciprocal) {
     float* r = &recip0_;
-    if (n != 1) r = Buffer(recips_, fits ? &ws->recips : nullptr, fits, n);
+    if (n != 1) r = Buffer(recips_, ws ? ws->recips.get() : nullptr, n);
     const ReciprocalFacts facts = ComputeReciprocals(prm_.scales, n, r);
     if (facts.normal) {
       prm_.recips = r;
@@ -191,7 +191,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     }
     const DTypeInfo& zi = Info(zp_type);
     if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
-      float* o = Buffer(offsets_, fits ? &ws->offsets : nullptr, fits, n);
+      float* o = Buffer(offsets_, ws ? ws->offsets.get() : nullptr, n);
       for (int64_t k = 0; k < n; ++k) o[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
       prm_.offsets = o;
     }
