@@ -538,7 +538,9 @@ void RegisterAll() {
                         QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1};
   for (int32_t yt : ys) cases.push_back({"Quantize", QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, "tensor"});
   for (int32_t xt : {QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
-    cases.push_back({"Quantize", xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, "tensor"});
+    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT4E2M1}) {
+      cases.push_back({"Quantize", xt, QLINEAR_DTYPE_FLOAT, yt, "tensor"});
+    }
   }
   // The same calls with each exact path forced (the plain rows use the one chosen at run time).
   for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT16, QLINEAR_DTYPE_FLOAT8E4M3FN}) {

@@ -251,8 +251,8 @@ TEST_P(KernelTest, Granularities) {
       // starts a run mid-block (found by `qlinear selftest`).
       {{3, 700}, {3, 23}, 1, 31},
       {{6, 263}, {6, 9}, 1, 31},
-      // Sub-byte outputs from float32 whose runs all start on a byte and hold >= 64 elements
-      // are packed in registers (runs of whole bytes of int4 and of int2 fields).
+      // Sub-byte outputs whose runs all start on a byte and hold >= 64 elements are packed in
+      // registers (runs of whole bytes of int4 and of int2 fields; 16-bit x off AVX-512).
       {{5, 4 * L + 64}, {5}, 0, 0},               // per-axis, outer axis
       {{7, 4 * L + 68}, {4 * L + 68}, 1, 0},      // per-axis, last axis: scale per element
       {{9, 4 * L + 72}, {3, 4 * L + 72}, 0, 3},   // blocked along an outer axis
@@ -264,12 +264,15 @@ TEST_P(KernelTest, Granularities) {
   };
   for (const Layout2& l : layouts) {
     for (int32_t yt : kIntOutputs) {
-      for (int32_t xt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16}) {
+      for (int32_t xt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
         CheckQuantize(xt, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, true, 3, rng);
       }
     }
     for (int32_t yt : {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E5M2FNUZ, QLINEAR_DTYPE_FLOAT4E2M1}) {
       for (bool sat : {true, false}) CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, sat, 1, rng);
+    }
+    for (int32_t xt : {QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {  // float4 packs these too
+      CheckQuantize(xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT4E2M1, l, 0.05f, 0, true, 1, rng);
     }
   }
 }
