@@ -173,6 +173,23 @@ data_type: 2 int32_data: 0
 EOT
 check "$work/zp_in_range" | grep -q "^1 passed, 0 failed$" || { echo "zp_in_range did not pass"; status=1; }
 
+# Input files numbered with a gap: an error naming the file, never inputs shifted into others.
+case_dir numbering_gap QuantizeLinear
+mv "$work/numbering_gap/test_data_set_0/input_1.pb" "$work/numbering_gap/test_data_set_0/input_2.pb"
+expect_fail "$work/numbering_gap" "input_2.pb: the input_\*.pb files must be numbered 0, 1, ... (expected input_1.pb)"
+# Entries that parse into far more memory than their bytes (2 MiB of empty nodes would take
+# ~150 MiB; 2 MiB of empty strings ~70 MiB): rejected by the parse budget, not parsed.
+case_dir empty_nodes QuantizeLinear
+python3 -c 'import sys; b = b"\x0a\x00" * (1 << 20); n = len(b); v = b""
+while True:
+    v += bytes([(n & 0x7F) | (0x80 if n >> 7 else 0)]); n >>= 7
+    if not n: break
+sys.stdout.buffer.write(b"\x3a" + v + b)' > "$work/empty_nodes/model.onnx"
+expect_fail "$work/empty_nodes" "model.onnx: its 2097157 bytes would take more than 4 bytes of memory each to parse"
+case_dir empty_strings QuantizeLinear
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x32\x00" * (16 << 20))' > "$work/empty_strings/test_data_set_0/input_0.pb"
+expect_fail "$work/empty_strings" "input_0.pb: its 33554432 bytes would take more than 4 bytes of memory each to parse"
+
 # A folder with two symlinks to itself around a good case: every folder is entered once, so the
 # search ends at once and finds the case once.
 mkdir -p "$work/loop" && cp -r "$set_dir/good" "$work/loop/good"

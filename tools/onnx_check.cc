@@ -126,22 +126,34 @@ bool IsDirectory(const fs::path& p) {  // following symlinks
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Files named <prefix><k>.pb in dir (k: up to 9 digits), in order of k.
-std::vector<fs::path> NumberedFiles(const std::vector<fs::path>& entries, const std::string& prefix) {
+// Files named <prefix><k>.pb in dir (k: up to 9 digits), in order of k. They must be numbered
+// 0, 1, ..., n - 1: with a gap or a number twice, *problem names the file and the result is empty
+// (file k feeds input k: a missing one would shift the others into the wrong inputs).
+std::vector<fs::path> NumberedFiles(const std::vector<fs::path>& entries, const std::string& prefix,
+                                    std::string* problem) {
   std::vector<std::pair<long, fs::path>> found;
   for (const fs::path& e : entries) {
     const std::string f = e.filename().string();
     if (f.size() > prefix.size() + 3 && f.compare(0, prefix.size(), prefix) == 0 &&
         f.compare(f.size() - 3, 3, ".pb") == 0) {
       const std::string num = f.substr(prefix.size(), f.size() - prefix.size() - 3);
-      if (!num.empty() && num.size() <= 9 && std::all_of(num.begin(), num.end(), ::isdigit)) {
+      const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+      if (!num.empty() && num.size() <= 9 && std::all_of(num.begin(), num.end(), digit)) {
         found.emplace_back(std::stol(num), e);
       }
     }
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> out;
-  for (auto& f : found) out.push_back(f.second);
+  for (size_t k = 0; k < found.size(); ++k) {
+    if (found[k].first != static_cast<long>(k)) {
+      *problem = found[k].second.filename().string() + ": the " + prefix + "*.pb files must be numbered 0, 1, ... (expected " +
+                 prefix + std::to_string(k) + ".pb)";
+      return {};
+    }
+    out.push_back(found[k].second);
+  }
+  problem->clear();
   return out;
 }
 
@@ -170,7 +182,9 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
     std::vector<fs::path> files;
     if (!ListDir(set, &files, &err)) return {Outcome::kFailed, err};
     std::map<std::string, Tensor> values = node.initializers;
-    const std::vector<fs::path> inputs = NumberedFiles(files, "input_");
+    std::string numbering;
+    const std::vector<fs::path> inputs = NumberedFiles(files, "input_", &numbering);
+    if (!numbering.empty()) return {Outcome::kFailed, set_name + numbering};
     if (inputs.size() != node.fed.size()) {
       return {Outcome::kFailed, set_name + ": " + std::to_string(inputs.size()) +
                                     " input files for " + std::to_string(node.fed.size()) +
@@ -205,7 +219,8 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
                                     : set_name + ": " + err};
     }
     if (!ran) return {Outcome::kFailed, set_name + ": " + err};
-    const std::vector<fs::path> outputs = NumberedFiles(files, "output_");
+    const std::vector<fs::path> outputs = NumberedFiles(files, "output_", &numbering);
+    if (!numbering.empty()) return {Outcome::kFailed, set_name + numbering};
     if (outputs.size() != got.size()) {
       return {Outcome::kFailed, set_name + ": " + std::to_string(outputs.size()) +
                                     " output files, the op has " + std::to_string(got.size())};
@@ -290,63 +305,84 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
     std::fprintf(stderr, "qlinear fuzz-seed: %s: %s\n", out_dir.c_str(), ec.message().c_str());
     return 1;
   }
-  int written = 0;
+  int written = 0, failed = 0;
   auto write = [&](const std::string& name, const std::string& bytes) {
-    std::ofstream f(fs::path(out_dir) / name, std::ios::binary);
+    const fs::path path = fs::path(out_dir) / name;
+    std::ofstream f(path, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    written += f.good() ? 1 : 0;
+    f.close();  // the bytes reach the file (or fail: a full disk) only here
+    if (f.fail()) {
+      std::fprintf(stderr, "qlinear fuzz-seed: could not write %s\n", path.c_str());
+      ++failed;
+    } else {
+      ++written;
+    }
+  };
+  std::set<std::string> bases;  // cases with the same folder name get _2, _3, ...
+  auto unique_base = [&](const fs::path& dir) {
+    const fs::path named = dir.filename().empty() ? dir.parent_path() : dir;  // "cases/a/"
+    std::string base = named.filename().string();
+    if (base.empty() || base == "." || base == "..") base = "case";
+    std::string name = base;
+    for (int k = 2; !bases.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    return name;
   };
   for (const std::string& root : paths) {
     Search search;
     FindCases(root, 0, &search);
     for (const fs::path& dir : search.cases) {
-      std::string data, err;
-      NodeCase node;
-      if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) continue;
-      const std::string base = dir.filename().string();
-      std::vector<fs::path> files;
-      if (!ListDir(dir / "test_data_set_0", &files, &err)) continue;
-      if (format == SeedFormat::kReader) {  // the files, and the model with its inputs inside
-        write(base + "_model.onnx", data);
-        for (const fs::path& f : files) {
-          std::string pb;
-          if (ReadFileCapped(f.string(), f.filename().string(), &pb, &err)) {
-            write(base + "_" + f.filename().string(), pb);
+      try {
+        std::string data, err, numbering;
+        NodeCase node;
+        if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) continue;
+        std::vector<fs::path> files;
+        if (!ListDir(dir / "test_data_set_0", &files, &err)) continue;
+        const std::vector<fs::path> inputs = NumberedFiles(files, "input_", &numbering);
+        const std::string base = unique_base(dir);
+        if (format == SeedFormat::kReader) {  // the files, and the model with its inputs inside
+          write(base + "_model.onnx", data);
+          for (const fs::path& f : files) {
+            std::string pb;
+            if (ReadFileCapped(f.string(), f.filename().string(), &pb, &err)) {
+              write(base + "_" + f.filename().string(), pb);
+            }
           }
+          const std::string runnable = WithInputsAsInitializers(data, inputs);
+          if (!runnable.empty()) write(base + "_runnable.onnx", runnable);
+          continue;
         }
-        const std::string runnable = WithInputsAsInitializers(data, NumberedFiles(files, "input_"));
-        if (!runnable.empty()) write(base + "_runnable.onnx", runnable);
-        continue;
-      }
-      if (DecodeModelBytes(data.data(), data.size(), &node, &err) != ModelResult::kOk) continue;
-      fuzz::FuzzCall c;
-      c.op = node.op == "QuantizeLinear" ? 0 : node.op == "DequantizeLinear" ? 1 : 2;
-      c.opset = static_cast<uint8_t>(node.opset);
-      c.axis = static_cast<int8_t>(node.quantize.axis);
-      c.block_size = static_cast<int8_t>(node.quantize.block_size);
-      c.output_dtype = static_cast<uint8_t>(node.quantize.output_dtype);
-      c.saturate = static_cast<uint8_t>(node.quantize.saturate);
-      c.precision = static_cast<uint8_t>(node.quantize.precision);
-      const std::vector<fs::path> inputs = NumberedFiles(files, "input_");
-      fuzz::FuzzTensor* slots[3] = {&c.x, &c.scale, &c.zp};
-      bool ok = true;
-      for (size_t k = 0; k < inputs.size() && k < 3; ++k) {
-        Tensor t;
-        if (!LoadTensorFile(inputs[k], &t, &err)) {
-          ok = false;
-          break;
+        if (DecodeModelBytes(data.data(), data.size(), &node, &err) != ModelResult::kOk) continue;
+        fuzz::FuzzCall c;
+        c.op = node.op == "QuantizeLinear" ? 0 : node.op == "DequantizeLinear" ? 1 : 2;
+        c.opset = static_cast<uint8_t>(node.opset);
+        c.axis = static_cast<int8_t>(node.quantize.axis);
+        c.block_size = static_cast<int8_t>(node.quantize.block_size);
+        c.output_dtype = static_cast<uint8_t>(node.quantize.output_dtype);
+        c.saturate = static_cast<uint8_t>(node.quantize.saturate);
+        c.precision = static_cast<uint8_t>(node.quantize.precision);
+        fuzz::FuzzTensor* slots[3] = {&c.x, &c.scale, &c.zp};
+        bool ok = true;
+        for (size_t k = 0; k < inputs.size() && k < 3; ++k) {
+          Tensor t;
+          if (!LoadTensorFile(inputs[k], &t, &err)) {
+            ok = false;
+            break;
+          }
+          slots[k]->dtype = t.dtype;
+          slots[k]->dims = t.dims;
+          slots[k]->bytes = t.bytes;
         }
-        slots[k]->dtype = t.dtype;
-        slots[k]->dims = t.dims;
-        slots[k]->bytes = t.bytes;
+        if (!ok) continue;
+        if (inputs.size() >= 3) c.flags |= 1;
+        write(base, fuzz::Encode(c));
+      } catch (const std::exception& e) {  // std::bad_alloc from a hostile file: skip the case
+        std::fprintf(stderr, "qlinear fuzz-seed: %s: %s\n", dir.c_str(), e.what());
+        ++failed;
       }
-      if (!ok) continue;
-      if (inputs.size() >= 3) c.flags |= 1;
-      write(base, fuzz::Encode(c));
     }
   }
   std::printf("%d seeds written to %s\n", written, out_dir.c_str());
-  return written > 0 ? 0 : 1;
+  return written > 0 && failed == 0 ? 0 : 1;
 }
 
 int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verbose) {

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <set>
 
 #include "lib/dtype.h"
@@ -200,14 +201,65 @@ int64_t Tensor::count() const {
   return n;
 }
 
+namespace {
+
+// Protobuf turns each 2-byte empty entry (a node, a string) into an object of 30-150 bytes: a
+// 512 MiB file could take 40 GB. Messages are parsed on an arena whose blocks come from a
+// budget of 4 bytes per file byte (an int8 element in int32_data is a 1-byte varint held in 4
+// bytes) plus 64 MiB; a parse that needs more stops and the file is rejected. (Long strings and
+// bytes live outside the arena: at most the file's size.)
+struct ParseBudgetExceeded {};
+thread_local uint64_t parse_budget = 0;
+
+void* BudgetedBlock(size_t n) {
+  if (n > parse_budget) throw ParseBudgetExceeded{};
+  parse_budget -= n;
+  return ::operator new(n);
+}
+void FreeBlock(void* p, size_t) { ::operator delete(p); }
+
+google::protobuf::ArenaOptions BudgetedArenaOptions() {
+  google::protobuf::ArenaOptions o;
+  o.block_alloc = BudgetedBlock;
+  o.block_dealloc = FreeBlock;
+  return o;
+}
+
+enum class Parse { kOk, kFailed, kTooBig };
+
+// *msg, on a new budgeted *arena, parsed from size bytes.
+template <class Message>
+Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::protobuf::Arena>* arena,
+                    Message** msg) {
+  if (size > static_cast<size_t>(INT_MAX)) return Parse::kFailed;
+  parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20);
+  try {
+    arena->reset(new google::protobuf::Arena(BudgetedArenaOptions()));
+    *msg = google::protobuf::Arena::CreateMessage<Message>(arena->get());
+    return (*msg)->ParseFromArray(data, static_cast<int>(size)) ? Parse::kOk : Parse::kFailed;
+  } catch (const ParseBudgetExceeded&) {
+    return Parse::kTooBig;
+  }
+}
+
+std::string TooBig(const std::string& where, size_t size) {
+  return where + ": its " + std::to_string(size) +
+         " bytes would take more than 4 bytes of memory each to parse (too many small entries)";
+}
+
+}  // namespace
+
 bool DecodeTensorBytes(const void* data, size_t size, const std::string& where, Tensor* t,
                        std::string* err) {
-  onnx::TensorProto proto;
-  if (size > static_cast<size_t>(INT_MAX) || !proto.ParseFromArray(data, static_cast<int>(size))) {
-    *err = where + ": not a TensorProto (parse failed)";
-    return false;
+  std::unique_ptr<google::protobuf::Arena> arena;
+  onnx::TensorProto* proto = nullptr;
+  switch (ParseBudgeted(data, size, &arena, &proto)) {
+    case Parse::kOk: return DecodeTensor(*proto, where, t, err);
+    case Parse::kTooBig: *err = TooBig(where, size); return false;
+    case Parse::kFailed: break;
   }
-  return DecodeTensor(proto, where, t, err);
+  *err = where + ": not a TensorProto (parse failed)";
+  return false;
 }
 
 ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::string* err) {
@@ -218,11 +270,14 @@ ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::st
     *err = "model.onnx: the file is empty";
     return ModelResult::kError;
   }
-  onnx::ModelProto model;
-  if (size > static_cast<size_t>(INT_MAX) || !model.ParseFromArray(data, static_cast<int>(size))) {
-    *err = "model.onnx: not a ModelProto (parse failed)";
-    return ModelResult::kError;
+  std::unique_ptr<google::protobuf::Arena> arena;
+  onnx::ModelProto* parsed = nullptr;
+  switch (ParseBudgeted(data, size, &arena, &parsed)) {
+    case Parse::kOk: break;
+    case Parse::kTooBig: *err = TooBig("model.onnx", size); return ModelResult::kError;
+    case Parse::kFailed: *err = "model.onnx: not a ModelProto (parse failed)"; return ModelResult::kError;
   }
+  const onnx::ModelProto& model = *parsed;
   const onnx::GraphProto& g = model.graph();
   if (g.node_size() == 0) {
     *err = "model.onnx: the graph has no node";
