@@ -93,7 +93,15 @@ python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<32f", *[28,
 expect 0 out "SQNR +exact" dynamic --input "$work/grid.raw" --repeats 1
 # A NaN gives its MX block the NaN scale: the block's finite values are reported lost, not exact.
 python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<4f", float("nan"), 1, 2, 3))' > "$work/nan.raw"
-expect 0 out "^  3 finite values came back NaN or Inf" dynamic --input "$work/nan.raw" --rule mx --type float8e4m3fn --repeats 1
+expect 0 out "^  3 finite values came back NaN \(left out above\): their group holds a NaN or Inf" dynamic --input "$work/nan.raw" --rule mx --type float8e4m3fn --repeats 1
+# Values near FLT_MAX whose code x scale overflows float32: named as such, not as NaN groups.
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<64f", *[3.4028235e38, -3.4028235e38] * 32))' > "$work/big.raw"
+expect 0 out "^  64 finite values came back \+-Inf \(left out above\): code x scale is beyond" dynamic --input "$work/big.raw" --type int8 --repeats 1
+# A pinned or forced setting that makes every call fail is reported by `info` (exit 1); selftest
+# runs every target itself and refuses a pin.
+QLINEAR_TARGET=bogus expect 1 out "^calls fail: +QLINEAR_TARGET: 'bogus' is not a SIMD target" info
+QLINEAR_QUANTIZE_PATH=bogus expect 1 out "^calls fail: +QLINEAR_QUANTIZE_PATH: 'bogus' is not one of" info
+QLINEAR_TARGET=SCALAR expect 2 err "runs every target itself; unset QLINEAR_TARGET \(set to 'SCALAR'\)" selftest --seconds 1
 expect 0 out "SQNR +none" dynamic --input "$work/nan.raw" --rule mx --type float8e4m3fn --repeats 1
 expect 0 out "SQNR +exact" dynamic --input "$work/mx.raw" --rule mx --type float8e4m3fn --repeats 1
 expect 0 out "max \|x - DQ\(Q\(x\)\)\| +0 \(over 32 " dynamic --input "$work/grid.raw" --rule pow2_ceil --type int8 --repeats 1

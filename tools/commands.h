@@ -34,7 +34,7 @@ struct DynamicCommandOptions {
   int repeats = 5;            // the rate is the best of these
 };
 // Quantizes with qlinear_quantize_dynamic and prints max |x - DQ(Q(x))|, SQNR and the rate.
-// Returns 0, or 2 with a message on stderr for bad options or data.
+// Returns 0, 2 with a message on stderr for bad options or data, 1 when memory runs out.
 int RunDynamic(const DynamicCommandOptions& options);
 // Name -> C enum value; false for an unknown name.
 bool ParseScaleRule(const std::string& name, int32_t* rule);

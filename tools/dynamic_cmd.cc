@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -122,9 +123,7 @@ bool ReadFloats(const std::string& path, std::vector<float>* x, std::string* why
   return true;
 }
 
-}  // namespace
-
-int RunDynamic(const DynamicCommandOptions& o) {
+int RunDynamicUnguarded(const DynamicCommandOptions& o) {
   qlinear_dynamic_attrs c;
   qlinear_dynamic_attrs_init(&c);
   if (!ParseScaleRule(o.rule, &c.rule)) return Fail("unknown rule ", "'" + o.rule + "' (absmax, minmax, mx, pow2_ceil)");
@@ -210,14 +209,16 @@ int RunDynamic(const DynamicCommandOptions& o) {
   s = DequantizeLinear(ty, r.ScaleView(), r.ZeroPointView(&zs), da, dq.data(), dq.size() * sizeof(float));
   if (!s.ok()) return Fail("", s.message());
   double max_err = 0.0, signal = 0.0, noise = 0.0;
-  int64_t skipped = 0, lost = 0;  // NaN/Inf inputs; finite inputs that came back NaN or Inf
+  // NaN/Inf inputs; finite inputs that came back NaN (a NaN scale) or +-Inf (code x scale beyond
+  // float32's range)
+  int64_t skipped = 0, lost = 0, overflowed = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(x[i])) {
       ++skipped;
       continue;
     }
     if (!std::isfinite(dq[i])) {
-      ++lost;
+      ++(std::isnan(dq[i]) ? lost : overflowed);
       continue;
     }
     const double e = static_cast<double>(x[i]) - dq[i];
@@ -236,24 +237,42 @@ int RunDynamic(const DynamicCommandOptions& o) {
   std::printf("  rule %s -> %s, %s, %s scales (%lld)%s\n", o.rule.c_str(), Name(a.output_dtype),
               groups_text.c_str(), Name(r.scale_dtype), static_cast<long long>(groups),
               r.has_zero_point ? " and zero points" : "");
-  const int64_t compared = n - skipped - lost;
+  const int64_t compared = n - skipped - lost - overflowed;
   std::printf("  max |x - DQ(Q(x))|  %.6g (over %lld finite values that came back finite)\n", max_err,
               static_cast<long long>(compared));
   if (compared == 0) {
     std::printf("  SQNR                none (no value to compare)\n");
   } else if (noise == 0.0) {
-    std::printf("  SQNR                %s\n", lost == 0 ? "exact (no error)" : "no error on the values compared");
+    std::printf("  SQNR                %s\n",
+                lost + overflowed == 0 ? "exact (no error)" : "no error on the values compared");
   } else {
     std::printf("  SQNR                %.2f dB\n", 10.0 * std::log10(signal / noise));
   }
   if (skipped > 0) std::printf("  %lld NaN/Inf inputs left out\n", static_cast<long long>(skipped));
   if (lost > 0) {
-    std::printf("  %lld finite values came back NaN or Inf (left out above): their group holds a NaN or Inf,\n"
+    std::printf("  %lld finite values came back NaN (left out above): their group holds a NaN or Inf,\n"
                 "  which gives MX and POW2_CEIL the NaN scale\n", static_cast<long long>(lost));
+  }
+  if (overflowed > 0) {
+    std::printf("  %lld finite values came back +-Inf (left out above): code x scale is beyond float32's\n"
+                "  range (values near FLT_MAX)\n", static_cast<long long>(overflowed));
   }
   std::printf("  rate                %.3f G elements/s (best of %d%s)\n", static_cast<double>(n) / best * 1e-9,
               std::max(1, o.repeats), o.threads > 1 ? (", " + std::to_string(o.threads) + " threads").c_str() : "");
   return 0;
+}
+
+}  // namespace
+
+int RunDynamic(const DynamicCommandOptions& o) {
+  try {
+    return RunDynamicUnguarded(o);
+  } catch (const std::bad_alloc&) {  // x, its outputs and DQ(Q(x)): about 10 bytes per element
+    std::fprintf(stderr, "qlinear dynamic: not enough memory for %s\n",
+                 o.input_given ? ("the values of " + o.input).c_str()
+                               : (std::to_string(o.elements) + " elements").c_str());
+    return 1;
+  }
 }
 
 }  // namespace tools

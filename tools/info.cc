@@ -67,6 +67,22 @@ int RunInfo() {
   } else {
     std::printf("target pinned:     no (QLINEAR_TARGET=NAME pins one)\n");
   }
+  const char* path = std::getenv("QLINEAR_QUANTIZE_PATH");
+  if (path != nullptr) std::printf("quantize path:     %s (QLINEAR_QUANTIZE_PATH)\n", path);
+  // The variables are checked by the first call that computes: one QuantizeLinear of a float32
+  // element (the calls the quantize path applies to) shows whether every such call will fail.
+  const float x = 1.0f, scale = 1.0f;
+  int8_t y = 0;
+  const int64_t one[1] = {1};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, one, &x};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  if (qlinear_quantize_linear(&tx, &ts, nullptr, &a, &y, 1) != QLINEAR_OK) {
+    std::printf("calls fail:        %s\n", qlinear_last_error());
+    return 1;
+  }
   return 0;
 }
 

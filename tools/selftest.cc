@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -141,6 +142,11 @@ void RunCase(std::mt19937& rng, Tally* tally) {
 }  // namespace
 
 int RunSelftest(double seconds) {
+  const char* pin = std::getenv("QLINEAR_TARGET");
+  if (pin != nullptr && pin[0] != '\0') {  // a pin would replace every target the test selects
+    std::fprintf(stderr, "qlinear selftest: runs every target itself; unset QLINEAR_TARGET (set to '%s')\n", pin);
+    return 2;
+  }
   std::printf("qlinear %s selftest: every supported target against the scalar reference\n", qlinear_version());
   PrintCpu();
   std::printf("\n%-10s %8s %12s %9s  %s\n", "target", "cases", "elements", "result", "first failure");
