@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hwy/tests/hwy_gtest.h"
@@ -247,6 +248,21 @@ void DequantizeNaNScalePayload(int64_t lanes) {
   ASSERT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, nullptr, y.data(), y.size() * 4), QLINEAR_OK);
   for (int64_t i = 0; i < n; ++i) {
     EXPECT_EQ(y[static_cast<size_t>(i)], i % 2 ? 0x7FC00000u : 0xFFE00001u) << i;
+  }
+  // A float16 / bfloat16 NaN scale decodes to the quiet NaN of its sign (qlinear.h), payload
+  // or not: the float32 product is that NaN wherever x is not NaN.
+  qlinear_dequantize_attrs a;
+  qlinear_dequantize_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_FLOAT;
+  for (const auto& [type, bits, want] : {std::tuple{QLINEAR_DTYPE_FLOAT16, uint16_t{0xFD01}, 0xFFC00000u},
+                                         std::tuple{QLINEAR_DTYPE_FLOAT16, uint16_t{0x7C01}, 0x7FC00000u},
+                                         std::tuple{QLINEAR_DTYPE_BFLOAT16, uint16_t{0xFFA5}, 0xFFC00000u},
+                                         std::tuple{QLINEAR_DTYPE_BFLOAT16, uint16_t{0x7F81}, 0x7FC00000u}}) {
+    const qlinear_tensor th{type, 0, nullptr, &bits};
+    ASSERT_EQ(qlinear_dequantize_linear(&tx, &th, nullptr, &a, y.data(), y.size() * 4), QLINEAR_OK);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(y[static_cast<size_t>(i)], i % 2 ? 0x7FC00000u : want) << i << " scale " << std::hex << bits;
+    }
   }
 }
 

@@ -52,9 +52,10 @@
  * scale is NaN; a NaN made by the division itself (0/0, +-Inf/+-Inf) is positive. (CPUs differ:
  * x86's default NaN is negative, ARM's positive; these bytes are the same on every CPU and
  * target.) So x = 0 with a zero scale gives float8e4m3fn 0x7F, float8e5m2 0x7E, float4e2m1 0x8.
- * The same for DequantizeLinear's product: the decoded x's NaN, else the scale's (its payload
- * kept, quieted), else a positive NaN (0 * Inf, from an Inf scale or a float8e5m2 Inf times a
- * zero scale): float32 0x7FC00000, float16 0x7E00, bfloat16 0x7FC0. And for the backward pass's
+ * The same for DequantizeLinear's product: the decoded x's NaN, else the scale's (a float32
+ * scale's payload kept, quieted; a float16, bfloat16 or e8m0 NaN scale decodes to the quiet NaN
+ * of its sign, 0x7FC00000 or 0xFFC00000), else a positive NaN (0 * Inf, from an Inf scale or a
+ * float8e5m2 Inf times a zero scale): float32 0x7FC00000, float16 0x7E00, bfloat16 0x7FC0. And for the backward pass's
  * dy * (lda / s): dy's NaN, else lda's, else a positive NaN (Inf * 0). (Calls whose scales can
  * make such NaNs -- DequantizeLinear with an Inf or NaN scale or a zero one with float8e5m2 x,
  * backward with lda / s zero, Inf or NaN -- run on the scalar path.)
