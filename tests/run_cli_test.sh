@@ -97,6 +97,16 @@ expect 0 out "^  3 finite values came back NaN \(left out above\): their group h
 # Values near FLT_MAX whose code x scale overflows float32: named as such, not as NaN groups.
 python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<64f", *[3.4028235e38, -3.4028235e38] * 32))' > "$work/big.raw"
 expect 0 out "^  64 finite values came back \+-Inf \(left out above\): code x scale is beyond" dynamic --input "$work/big.raw" --type int8 --repeats 1
+expect 2 err "--block-size needs granularity block \(granularity tensor has no blocks\)" dynamic --granularity tensor --block-size 64
+# Output that cannot be written is a failure (exit 1, named on stderr), not a silent success.
+rc=0
+"$bin" info > /dev/full 2> "$work/err" || rc=$?
+if [[ $rc -ne 1 ]] || ! grep -q "writing the output failed" "$work/err"; then
+  echo "FAIL qlinear info > /dev/full: expected exit 1 and a message, got exit $rc: $(cat "$work/err")"
+  status=1
+else
+  echo "ok   qlinear info > /dev/full -> 1"
+fi
 # A pinned or forced setting that makes every call fail is reported by `info` (exit 1); selftest
 # runs every target itself and refuses a pin.
 QLINEAR_TARGET=bogus expect 1 out "^calls fail: +QLINEAR_TARGET: 'bogus' is not a SIMD target" info

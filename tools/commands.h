@@ -25,6 +25,7 @@ struct DynamicCommandOptions {
   bool axis_given = false;  // granularity axis needs an explicit axis
   int64_t axis = -1;
   int64_t block_size = 32;
+  bool block_size_given = false;  // only with granularity block
   std::string scale_type;     // empty: the rule's default
   bool input_given = false;
   std::string input;          // raw little-endian float32 file (input_given); else random values

@@ -140,6 +140,9 @@ int RunDynamicUnguarded(const DynamicCommandOptions& o) {
   if (c.granularity == QLINEAR_GRANULARITY_AXIS && !o.axis_given) {
     return Fail("granularity axis needs --axis ", "(per row of [rows, cols]: 0)");
   }
+  if (c.granularity != QLINEAR_GRANULARITY_BLOCK && o.block_size_given) {
+    return Fail("--block-size ", "needs granularity block (granularity " + o.granularity + " has no blocks)");
+  }
   c.axis = o.axis_given ? o.axis : -1;
   c.block_size = c.granularity == QLINEAR_GRANULARITY_BLOCK ? o.block_size : 0;
 

@@ -3,12 +3,13 @@
 // stdout with status 0.
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -88,7 +89,7 @@ std::string CheckLimits() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int RunCommandLine(int argc, char** argv) {
   CLI::App app{"qlinear: ONNX QuantizeLinear / DequantizeLinear, bit-exact on every CPU", "qlinear"};
   app.set_version_flag("--version", std::string("qlinear ") + qlinear_version());
   app.require_subcommand(1);
@@ -140,7 +141,7 @@ int main(int argc, char** argv) {
   dynamic->add_option("--axis", dyn_axis, "The axis of blocks (default -1) or of per-axis scales "
                                           "(required: per row of [rows, cols] is 0)")
       ->type_name("AXIS");
-  dynamic->add_option("--block-size", dyn_block, "Elements per block, 1 to 2^30 (default 32)")
+  auto* dyn_block_option = dynamic->add_option("--block-size", dyn_block, "Elements per block, 1 to 2^30 (default 32)")
       ->type_name("N")
       ->check(DecimalIn(1, int64_t{1} << 30));
   dynamic->add_option("--scale-type", dyn.scale_type,
@@ -222,6 +223,7 @@ int main(int argc, char** argv) {
       dyn.axis_given = true;
     }
     dyn.input_given = dyn_input->count() > 0;
+    dyn.block_size_given = dyn_block_option->count() > 0;
     dyn.elements = std::strtoll(dyn_elements.c_str(), nullptr, 10);
     dyn.block_size = std::strtoll(dyn_block.c_str(), nullptr, 10);
     dyn.threads = static_cast<int>(std::strtol(dyn_threads.c_str(), nullptr, 10));
@@ -246,4 +248,14 @@ int main(int argc, char** argv) {
   return 2;
 #endif
   return 2;
+}
+
+int main(int argc, char** argv) {
+  const int rc = RunCommandLine(argc, argv);
+  // Output lost on its way (a full disk, /dev/full) is a failure, not a silent success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "qlinear: writing the output failed: %s\n", std::strerror(errno));
+    return rc != 0 ? rc : 1;
+  }
+  return rc;
 }
