@@ -173,6 +173,26 @@ data_type: 2 int32_data: 0
 EOT
 check "$work/zp_in_range" | grep -q "^1 passed, 0 failed$" || { echo "zp_in_range did not pass"; status=1; }
 
+# Two sources of values in one tensor, a segment, ai.onnx imported twice: errors, not a choice.
+case_dir raw_and_typed QuantizeLinear
+tensor "$work/raw_and_typed/test_data_set_0/input_0.pb" <<'EOT'
+dims: 2 data_type: 1 raw_data: "\000\000\300?\000\000 \300" float_data: 1.5 float_data: -2.5
+EOT
+expect_fail "$work/raw_and_typed" "input_0.pb: raw_data and typed data fields both hold values"
+case_dir segment QuantizeLinear
+tensor "$work/segment/test_data_set_0/input_0.pb" <<'EOT'
+dims: 2 data_type: 1 float_data: 1.5 float_data: -2.5 segment { begin: 0 end: 2 }
+EOT
+expect_fail "$work/segment" "input_0.pb: a segment of a tensor (TensorProto.segment) is not supported"
+mkdir -p "$work/two_opsets" && cp -r "$set_dir/good/test_data_set_0" "$work/two_opsets/"
+enc onnx.ModelProto > "$work/two_opsets/model.onnx" <<'EOT'
+ir_version: 8
+opset_import { domain: "" version: 21 }
+opset_import { domain: "ai.onnx" version: 10 }
+graph { name: "g" node { op_type: "QuantizeLinear" input: "x" input: "s" output: "y" } input { name: "x" } input { name: "s" } output { name: "y" } }
+EOT
+expect_fail "$work/two_opsets" "opset_import: ai.onnx is imported twice"
+
 # Input files numbered with a gap: an error naming the file, never inputs shifted into others.
 case_dir numbering_gap QuantizeLinear
 mv "$work/numbering_gap/test_data_set_0/input_1.pb" "$work/numbering_gap/test_data_set_0/input_2.pb"

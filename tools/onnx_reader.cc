@@ -79,6 +79,18 @@ bool DecodeTensor(const onnx::TensorProto& t, const std::string& where, Tensor* 
     return false;
   }
   out->dims.assign(t.dims().begin(), t.dims().end());
+  // One source of values: ONNX forbids typed fields beside raw_data, and a segment (a piece of
+  // a larger tensor) is not a whole input.
+  const int typed = t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
+                    t.uint64_data_size() + t.string_data_size();
+  if (t.has_raw_data() && typed > 0) {
+    *err = where + ": raw_data and typed data fields both hold values (ONNX allows one)";
+    return false;
+  }
+  if (t.has_segment()) {
+    *err = where + ": a segment of a tensor (TensorProto.segment) is not supported";
+    return false;
+  }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != nbytes) {
       *err = where + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " +
@@ -301,6 +313,10 @@ ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::st
   bool have_opset = false;
   for (const auto& o : model.opset_import()) {
     if (!o.domain().empty() && o.domain() != "ai.onnx") continue;
+    if (have_opset) {
+      *err = "opset_import: ai.onnx is imported twice";
+      return ModelResult::kError;
+    }
     if (o.version() < 1 || o.version() > INT32_MAX) {
       *err = "opset_import: ai.onnx version " + std::to_string(o.version()) +
              " is outside [1, 2147483647]";
