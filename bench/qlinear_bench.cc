@@ -19,6 +19,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/qlinear_bench.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 #include "lib/dynamic.h"
@@ -53,13 +54,25 @@ void StreamCeiling(const uint32_t* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTR
   for (; i < n; ++i) out[i] = static_cast<uint8_t>(in[i]);
 }
 // DequantizeLinear's ceiling for packed 4-bit weights: read n / 2 bytes, store 4 B per element
-// (each byte widened to a float32 lane's bits: no decoding).
+// (each byte widened to a float32 lane's bits: no decoding). From 4M elements the stores are
+// non-temporal from an aligned, even element on, as DequantizeLinear's (dequantize-inl.h).
 void StreamCeilingDequantize(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const hn::Rebind<uint8_t, decltype(du)> d8;
   const size_t N = hn::Lanes(df);
   size_t i = 0;
+  const uintptr_t misaligned = reinterpret_cast<uintptr_t>(out) % (N * 4);
+  const size_t head = misaligned % 4 == 0 ? (N * 4 - misaligned) % (N * 4) / 4 : 1;
+  if (HWY_ARCH_X86 && n >= (size_t{1} << 22) && head % 2 == 0) {
+    for (; i < head; ++i) out[i] = static_cast<float>(in[i / 2]);
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto v = hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / 2)));
+      hn::Stream(v, df, out + i);
+      hn::Stream(v, df, out + i + N);
+    }
+    hwy::FlushStream();
+  }
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto v = hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / 2)));
     hn::StoreU(v, df, out + i);
@@ -292,6 +305,29 @@ void BM_Parallel(benchmark::State& state, int threads) {
   state.SetLabel(std::string(qlinear_active_target()) + (qlinear_openmp_enabled() ? " OpenMP" : " serial"));
 }
 
+// DequantizeLinear's parallel entry point: int8 or int4 (packed) x per tensor -> float32.
+void BM_DequantizeParallel(benchmark::State& state, int32_t x_type, int threads) {
+  const int64_t n = state.range(0);
+  const size_t x_bytes = static_cast<size_t>(x_type == QLINEAR_DTYPE_INT4 ? (n + 1) / 2 : n);
+  std::vector<uint8_t> x(x_bytes);
+  std::mt19937 rng(1);
+  for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
+  std::vector<float> y(static_cast<size_t>(n));
+  const float scale = 0.02f;
+  const qlinear_tensor tx{x_type, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = threads;
+  for (auto _ : state) {
+    qlinear_dequantize_linear_parallel(&tx, &ts, nullptr, nullptr, y.data(), y.size() * 4, &o);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x_bytes + 4 * y.size()));
+  state.SetLabel(std::string(qlinear_active_target()) + (qlinear_openmp_enabled() ? " OpenMP" : " serial"));
+}
+
 void BM_Ceiling(benchmark::State& state, int64_t target) {
   const int64_t n = state.range(0);
   std::vector<uint32_t> in(static_cast<size_t>(n), 7);
@@ -338,6 +374,24 @@ void BM_CeilingThreads(benchmark::State& state, int threads) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
+}
+
+// The DequantizeLinear ceiling (read n/2 bytes, write 4 per element) at `threads` threads.
+void BM_CeilingDequantizeThreads(benchmark::State& state, int threads) {
+  const int64_t n = state.range(0);
+  std::vector<uint8_t> in(static_cast<size_t>(n / 2), 7);
+  std::vector<float> out(static_cast<size_t>(n));
+  const int64_t per = (n / threads + 63) / 64 * 64;
+  for (auto _ : state) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; ++t) {
+      const int64_t b = std::min<int64_t>(n, t * per), e = std::min<int64_t>(n, b + per);
+      HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize)(in.data() + b / 2, static_cast<size_t>(e - b), out.data() + b);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * (n / 2 + 4 * n));
 }
 
 #ifdef QLINEAR_HAVE_XNNPACK
@@ -605,9 +659,13 @@ void RegisterAll() {
     const std::string suffix = "/threads:" + std::to_string(threads);
     auto* q = Register("QuantizeParallel/float32->int8/tensor" + suffix, BM_Parallel, threads);
     auto* c = Register("Ceiling/load4store1/tensor" + suffix, BM_CeilingThreads, threads);
+    auto* d8 = Register("DequantizeParallel/int8->float32/tensor" + suffix, BM_DequantizeParallel,
+                        QLINEAR_DTYPE_INT8, threads);
+    auto* d4 = Register("DequantizeParallel/int4->float32/tensor" + suffix, BM_DequantizeParallel,
+                        QLINEAR_DTYPE_INT4, threads);
+    auto* cd = Register("Ceiling/load0.5store4/tensor" + suffix, BM_CeilingDequantizeThreads, threads);
     for (int64_t s : {int64_t{1} << 24, int64_t{1} << 26}) {
-      q->Arg(s);
-      c->Arg(s);
+      for (auto* b : {q, c, d8, d4, cd}) b->Arg(s);
     }
   }
 #ifdef QLINEAR_HAVE_XNNPACK

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/convert-inl.h"
 #include "lib/encode-inl.h"
@@ -542,6 +543,12 @@ HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes& codes, int64_t e, i
   }
 }
 
+// From this many elements a float32 span with one scale is stored with non-temporal stores
+// (x86): 16 MiB of output is beyond any core's L2, and skipping the read-for-ownership of each
+// line made 16M-element int4 -> float32 calls 2.5x faster (docs/performance.md). Below it the
+// output stays in cache for its reader (at 64K elements streaming lost 30%).
+constexpr int64_t kStreamFrom = int64_t{1} << 22;
+
 // Elements [e, e + n) with one scale or one per element: groups of four vectors straight from
 // the codes, the rest through DequantizeFew.
 template <DType kY, Scales kScales, class Dec, class Codes>
@@ -553,11 +560,25 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
   constexpr bool kEach = kScales == Scales::kPerElement;
   char* out = static_cast<char*>(y);
   int64_t j = 0;
+  bool stream = false;
   if constexpr (Codes::kVector) {
     const hn::ScalableTag<float> df;
     const hn::RebindToSigned<decltype(df)> di;
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-    const int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
+    int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
+    if constexpr (HWY_ARCH_X86 && kY == DType::kFloat32 && !kEach) {
+      // Long float32 outputs: non-temporal stores from a vector-aligned element on, when that
+      // element also starts a byte of codes (else the usual stores).
+      const uintptr_t a = reinterpret_cast<uintptr_t>(out);
+      const int64_t vec_bytes = N * 4;
+      if (n >= kStreamFrom && a % 4 == 0) {
+        const int64_t to_aligned = static_cast<int64_t>((vec_bytes - a % vec_bytes) % vec_bytes) / 4;
+        if ((e + to_aligned) % Codes::kPerByte == 0) {
+          head = to_aligned;
+          stream = true;
+        }
+      }
+    }
     if (head > 0) DequantizeFew<kY, kScales>(dec, codes, e, head, s, z, out);
     j = head;
     const auto uz = hn::Set(di, z != nullptr ? *z : 0);
@@ -572,6 +593,16 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
           return decltype(zps_per_element)::value ? hn::LoadU(di, z + j + k * N) : uz;
         };
         dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+          if constexpr (HWY_ARCH_X86 && kY == DType::kFloat32 && !kEach) {
+            if (stream) {
+              float* o = reinterpret_cast<float*>(out) + j;
+              hn::Stream(scaled(v0, j), df, o);
+              hn::Stream(scaled(v1, j + N), df, o + N);
+              hn::Stream(scaled(v2, j + 2 * N), df, o + 2 * N);
+              hn::Stream(scaled(v3, j + 3 * N), df, o + 3 * N);
+              return;
+            }
+          }
           StoreFourY<kY>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N), out,
                          j);
         });
@@ -591,6 +622,7 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
     DequantizeFew<kY, kScales>(dec, codes, e + j, n - j, kEach ? s + j : s, kEach && z != nullptr ? z + j : z,
                                out + j * YSize(kY));
   }
+  if (stream) hwy::FlushStream();  // order the streamed stores before the call returns
 }
 
 // Four consecutive rows of len elements that share per-element scales (per-axis on the last

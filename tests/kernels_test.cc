@@ -436,6 +436,64 @@ TEST_P(KernelTest, DequantizeNaNPayloadsToHalfTypes) {
   }
 }
 
+// Long float32 outputs with one scale per span take non-temporal stores on x86 from the first
+// vector-aligned element that starts a byte of codes: outputs at every offset from a 64-byte
+// boundary that the alignment search meets (0, 4: an odd head, 8, 60), int8 and int4 per tensor,
+// and int4 rows of odd length (the second row starts mid-byte). Bytes equal the reference's and
+// the red zones around y are intact.
+TEST_P(KernelTest, LongFloat32OutputsStreamed) {
+  if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
+  std::mt19937 rng(8);
+  constexpr int64_t kLong = (int64_t{1} << 22) + 37;
+  constexpr size_t kRed = 64;
+  struct Case {
+    int32_t xt;
+    std::vector<int64_t> shape;
+    int64_t axis;  // -1: per tensor
+  };
+  const Case cases[] = {{QLINEAR_DTYPE_INT8, {kLong}, -1},
+                        {QLINEAR_DTYPE_INT4, {kLong}, -1},
+                        {QLINEAR_DTYPE_INT4, {2, (int64_t{1} << 22) + 1}, 0}};
+  for (const Case& c : cases) {
+    const int64_t n = c.shape.size() == 1 ? c.shape[0] : c.shape[0] * c.shape[1];
+    std::vector<uint8_t> xdata(Bytes(c.xt, n));
+    for (uint8_t& b : xdata) b = static_cast<uint8_t>(rng());
+    if (n % 2 != 0 && c.xt == QLINEAR_DTYPE_INT4) xdata.back() &= 0x0F;
+    const int64_t sn = c.axis < 0 ? 1 : c.shape[0];
+    std::vector<float> scales(static_cast<size_t>(sn));
+    for (float& v : scales) v = 0.037f * static_cast<float>(1 + rng() % 7);
+    const int64_t s_shape[1] = {sn};
+    const qlinear_tensor x{c.xt, static_cast<int32_t>(c.shape.size()), c.shape.data(), xdata.data()};
+    const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, c.axis < 0 ? 0 : 1, c.axis < 0 ? nullptr : s_shape, scales.data()};
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    if (c.axis >= 0) a.axis = c.axis;
+    a.output_dtype = QLINEAR_DTYPE_FLOAT;
+    DequantizePlan plan;
+    ASSERT_EQ(PlanDequantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+    const size_t ybytes = static_cast<size_t>(n) * 4;
+    std::vector<uint8_t> want(ybytes);
+    DequantizeReference(plan, want.data(), 0, n);
+    const size_t total = (ybytes + 128 + 2 * kRed + 63) / 64 * 64;  // aligned_alloc: a multiple of 64
+    void* mem = std::aligned_alloc(64, total);
+    ASSERT_NE(mem, nullptr);
+    uint8_t* base = static_cast<uint8_t*>(mem);
+    for (size_t offset : {0, 4, 8, 60}) {
+      std::memset(base, 0xCD, total);
+      uint8_t* y = base + kRed + offset;
+      ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, nullptr, &a, y, ybytes), QLINEAR_OK) << qlinear_last_error();
+      EXPECT_EQ(std::memcmp(y, want.data(), ybytes), 0) << Describe(c.xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT,
+                                                                    {c.shape, {sn}, a.axis, 0}, 0)
+                                                        << " at offset " << offset;
+      for (size_t i = 0; i < kRed + offset; ++i) ASSERT_EQ(base[i], 0xCD) << "before y, offset " << offset;
+      for (size_t i = kRed + offset + ybytes; i < total; ++i) {
+        ASSERT_EQ(base[i], 0xCD) << "after y, offset " << offset;
+      }
+    }
+    std::free(mem);
+  }
+}
+
 TEST_P(KernelTest, DequantizeEveryType) {
   std::mt19937 rng(6);
   const int32_t inputs[] = {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT8,  QLINEAR_DTYPE_UINT16,
