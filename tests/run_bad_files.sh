@@ -11,11 +11,12 @@ enc() { protoc -I"$proto_dir" --encode="$1" onnx/onnx.proto; }
 # `qlinear check` with a time and a memory bound: 2 GiB of address space, or for a sanitizer
 # build (which reserves far more address space than it uses) a 2 GiB allocation limit.
 if (ulimit -v 2097152; "$bin" --version) > /dev/null 2>&1; then
-  check() { (ulimit -v 2097152; timeout 60 "$bin" check "$@"); }
+  bounded() { (ulimit -v 2097152; timeout 60 "$bin" "$@"); }
 else
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=2048
-  check() { timeout 60 "$bin" check "$@"; }
+  bounded() { timeout 60 "$bin" "$@"; }
 fi
+check() { bounded check "$@"; }
 
 model() {  # model(dir, op_type, [opset], [node attributes], [inputs: 2 or 3])
   local opset=${3:-21} attrs=${4:-} n=${5:-2}
@@ -234,4 +235,20 @@ if [[ $rc -ne 1 || $got != *"0 passed, 0 failed, 1 skipped"* || $got != *"no tes
   echo "only skipped cases: expected exit 1 and 'no test case ran', got exit $rc: $got"
   status=1
 fi
+# fuzz-seed --format reader: a model the parse budget refuses (a good node, then 1M empty nodes
+# merged into its graph) is copied as a file but never parsed whole into a runnable seed; a good
+# case beside it still gets one.
+seeds=$work/seeds
+mkdir -p "$seeds/in" && cp -r "$set_dir/good" "$seeds/in/good"
+case_dir seeds/in/merged QuantizeLinear
+python3 -c 'import sys; b = b"\x0a\x00" * (1 << 20); n = len(b); v = b""
+while True:
+    v += bytes([(n & 0x7F) | (0x80 if n >> 7 else 0)]); n >>= 7
+    if not n: break
+sys.stdout.buffer.write(b"\x3a" + v + b)' >> "$work/seeds/in/merged/model.onnx"
+bounded fuzz-seed --format reader "$seeds/in" "$seeds/out" > /dev/null 2>&1 || true
+for f in good_runnable.onnx good_model.onnx merged_model.onnx merged_input_0.pb; do
+  [[ -s $seeds/out/$f ]] || { echo "fuzz-seed: $f missing"; status=1; }
+done
+[[ ! -e $seeds/out/merged_runnable.onnx ]] || { echo "fuzz-seed: runnable seed from a refused model"; status=1; }
 exit $status

@@ -275,6 +275,13 @@ void FindCases(const fs::path& p, int depth, Search* s) {
 // through the library by itself. Empty when the files do not fit the model.
 std::string WithInputsAsInitializers(const std::string& model_bytes,
                                      const std::vector<fs::path>& inputs) {
+  // The budgeted decoders vet the bytes first: a file they refuse (or one that would take more
+  // memory than their budget) is never handed to an unbudgeted parse.
+  NodeCase vetted;
+  std::string err;
+  if (DecodeModelBytes(model_bytes.data(), model_bytes.size(), &vetted, &err) == ModelResult::kError) {
+    return "";
+  }
   onnx::ModelProto model;
   if (!model.ParseFromString(model_bytes)) return "";
   onnx::GraphProto* g = model.mutable_graph();
@@ -286,9 +293,13 @@ std::string WithInputsAsInitializers(const std::string& model_bytes,
   }
   if (fed.size() != inputs.size()) return "";
   for (size_t k = 0; k < inputs.size(); ++k) {
-    std::string pb, err;
+    std::string pb;
+    Tensor checked;
     onnx::TensorProto t;
-    if (!ReadFileCapped(inputs[k].string(), "input", &pb, &err) || !t.ParseFromString(pb)) return "";
+    if (!ReadFileCapped(inputs[k].string(), "input", &pb, &err) ||
+        !DecodeTensorBytes(pb.data(), pb.size(), "input", &checked, &err) || !t.ParseFromString(pb)) {
+      return "";
+    }
     t.set_name(fed[k]);
     *g->add_initializer() = t;
   }
