@@ -840,9 +840,59 @@ auto CodesFor(const void* x) {
   }
 }
 
+// Elements per chunk of a staged call (below): 16 KiB of float32 output, which stays in L1.
+constexpr int64_t kStagedChunk = 4096;
+
+// A long float32 output of a per-axis or blocked call: chunks of kStagedChunk elements are
+// decoded by the usual loops into an aligned buffer on the stack, then copied to y with
+// non-temporal stores, whole cache lines of y at a time (x86). The per-row and per-block loops
+// store at the output's own alignment (malloc's 16 bytes), which non-temporal stores cannot
+// take; the copy can, and skipping each line's read for ownership outweighs the extra pass
+// through L1 (docs/performance.md). Chunks start at multiples of kStagedChunk, so the loops
+// keep their row and block phases; the elements of a line that two chunks share wait at the
+// front of the buffer for the next chunk. The elements before y's first line boundary and
+// after its last one take plain copies. false, with nothing written, when y is not 4-aligned.
+template <class Direct>
+HWY_NOINLINE bool DequantizeStaged(const DequantizePlan& p, void* HWY_RESTRICT y, const Direct& direct) {
+  constexpr int64_t kLine = 16;  // float32 elements per 64-byte line
+  const uintptr_t a = reinterpret_cast<uintptr_t>(y);
+  if (a % 4 != 0) return false;
+  const hn::ScalableTag<float> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));  // divides kLine
+  const int64_t n = p.end - p.begin;
+  const int64_t head = static_cast<int64_t>((64 - a % 64) % 64 / 4);  // elements before y's first line
+  float* out = static_cast<float*>(y);
+  HWY_ALIGN float buf[kLine + kStagedChunk];
+  float* const chunk = buf + kLine;
+  int64_t done = 0;  // y[0, done) is written; y[done, c) waits at chunk - (c - done)
+  for (int64_t c = 0; c < n; c += kStagedChunk) {
+    const int64_t len = std::min(kStagedChunk, n - c);
+    DequantizePlan q = p;
+    q.begin = p.begin + c;
+    q.end = q.begin + len;
+    q.x = static_cast<const char*>(p.x) + ByteOffset(p.x_type, c);
+    direct(q, chunk);
+    const int64_t end = c + len;
+    const float* from = chunk - (c - done);
+    if (done < head) {  // the first chunk: up to y's first line boundary
+      const int64_t k = std::min(head, end);
+      std::memcpy(out + done, from, static_cast<size_t>(k - done) * sizeof(float));
+      from += k - done;
+      done = k;
+    }
+    for (; end - done >= kLine; done += kLine, from += kLine) {
+      for (int64_t v = 0; v < kLine; v += N) hn::Stream(hn::LoadU(df, from + v), df, out + done + v);
+    }
+    std::memmove(chunk - (end - done), from, static_cast<size_t>(end - done) * sizeof(float));
+  }
+  std::memcpy(out + done, chunk - (n - done), static_cast<size_t>(n - done) * sizeof(float));
+  hwy::FlushStream();  // order the streamed stores before the call returns
+  return true;
+}
+
 // Vector DequantizeLinear: one instantiation per (code source, decoder, output type), generated
 // from the type list.
-inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
+inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& prm, void* y) {
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantized(kX)) {
@@ -856,6 +906,18 @@ inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, vo
       }
     }
   });
+}
+
+// Per tensor, DequantizeSpan streams long outputs itself; other granularities are staged.
+inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
+  if constexpr (HWY_ARCH_X86) {
+    if (p.y_type == DType::kFloat32 && p.layout.granularity != Granularity::kPerTensor &&
+        p.end - p.begin >= kStreamFrom &&
+        DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out) { DequantizeVectorDirect(q, prm, out); })) {
+      return;
+    }
+  }
+  DequantizeVectorDirect(p, prm, y);
 }
 
 }  // namespace HWY_NAMESPACE

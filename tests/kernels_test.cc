@@ -436,11 +436,14 @@ TEST_P(KernelTest, DequantizeNaNPayloadsToHalfTypes) {
   }
 }
 
-// Long float32 outputs with one scale per span take non-temporal stores on x86 from the first
-// vector-aligned element that starts a byte of codes: outputs at every offset from a 64-byte
-// boundary that the alignment search meets (0, 4: an odd head, 8, 60), int8 and int4 per tensor,
-// and int4 rows of odd length (the second row starts mid-byte). Bytes equal the reference's and
-// the red zones around y are intact.
+// Long float32 outputs take non-temporal stores on x86: per tensor from the first
+// vector-aligned element that starts a byte of codes, other granularities through chunks
+// decoded into a buffer and copied out a cache line at a time. Outputs at every offset from a
+// 64-byte boundary that the alignment logic meets (0, 4: an odd head, 8, 60; 2: not
+// float-aligned, normal stores), int8 and int4 per tensor, int4 rows of odd length (the second
+// row starts mid-byte), per row, blocks along the last and the outer axis with packed zero
+// points, MXFP4, per element along the last axis; sizes that are not multiples of a chunk or
+// a line. Bytes equal the reference's and the red zones around y are intact.
 TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
   std::mt19937 rng(8);
@@ -448,29 +451,54 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   constexpr size_t kRed = 64;
   struct Case {
     int32_t xt;
-    std::vector<int64_t> shape;
-    int64_t axis;  // -1: per tensor
+    std::vector<int64_t> shape, s_shape;  // s_shape empty: per tensor
+    int64_t axis, block;
+    bool zero_points;
+    int32_t st;
   };
-  const Case cases[] = {{QLINEAR_DTYPE_INT8, {kLong}, -1},
-                        {QLINEAR_DTYPE_INT4, {kLong}, -1},
-                        {QLINEAR_DTYPE_INT4, {2, (int64_t{1} << 22) + 1}, 0}};
+  const Case cases[] = {
+      {QLINEAR_DTYPE_INT8, {kLong}, {}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT4, {kLong}, {}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT4, {2, (int64_t{1} << 22) + 1}, {2}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT8, {4097, 1024}, {4097}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT4, {4099, 1025}, {4099, 33}, 1, 32, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT4, {4100, 1024}, {33, 1024}, 0, 128, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT4E2M1, {4096, 1030}, {4096, 33}, 1, 32, false, QLINEAR_DTYPE_FLOAT8E8M0},
+      {QLINEAR_DTYPE_INT2, {4097, 1027}, {1027}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+  };
   for (const Case& c : cases) {
-    const int64_t n = c.shape.size() == 1 ? c.shape[0] : c.shape[0] * c.shape[1];
+    int64_t n = 1, sn = 1;
+    for (int64_t d : c.shape) n *= d;
+    for (int64_t d : c.s_shape) sn *= d;
     std::vector<uint8_t> xdata(Bytes(c.xt, n));
     for (uint8_t& b : xdata) b = static_cast<uint8_t>(rng());
     if (n % 2 != 0 && c.xt == QLINEAR_DTYPE_INT4) xdata.back() &= 0x0F;
-    const int64_t sn = c.axis < 0 ? 1 : c.shape[0];
-    std::vector<float> scales(static_cast<size_t>(sn));
-    for (float& v : scales) v = 0.037f * static_cast<float>(1 + rng() % 7);
-    const int64_t s_shape[1] = {sn};
+    if (n % 4 != 0 && c.xt == QLINEAR_DTYPE_INT2) xdata.back() &= static_cast<uint8_t>((1u << (2 * (n % 4))) - 1);
+    std::vector<uint8_t> scales(Bytes(c.st, sn));
+    for (int64_t k = 0; k < sn; ++k) {
+      if (c.st == QLINEAR_DTYPE_FLOAT8E8M0) {
+        scales[static_cast<size_t>(k)] = static_cast<uint8_t>(118 + rng() % 12);
+      } else {
+        const float v = 0.037f * static_cast<float>(1 + rng() % 7);
+        std::memcpy(&scales[static_cast<size_t>(4 * k)], &v, 4);
+      }
+    }
+    std::vector<uint8_t> zdata(c.zero_points ? Bytes(c.xt, sn) : 0);
+    for (uint8_t& b : zdata) b = static_cast<uint8_t>(rng());
+    if (c.zero_points && sn % 2 != 0) zdata.back() &= 0x0F;
     const qlinear_tensor x{c.xt, static_cast<int32_t>(c.shape.size()), c.shape.data(), xdata.data()};
-    const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, c.axis < 0 ? 0 : 1, c.axis < 0 ? nullptr : s_shape, scales.data()};
+    const qlinear_tensor sc{c.st, static_cast<int32_t>(c.s_shape.size()), c.s_shape.empty() ? nullptr : c.s_shape.data(),
+                            scales.data()};
+    const qlinear_tensor zp{c.xt, static_cast<int32_t>(c.s_shape.size()), c.s_shape.empty() ? nullptr : c.s_shape.data(),
+                            zdata.data()};
     qlinear_dequantize_attrs a;
     qlinear_dequantize_attrs_init(&a);
-    if (c.axis >= 0) a.axis = c.axis;
+    a.axis = c.axis;
+    a.block_size = c.block;
     a.output_dtype = QLINEAR_DTYPE_FLOAT;
+    const qlinear_tensor* z = c.zero_points ? &zp : nullptr;
     DequantizePlan plan;
-    ASSERT_EQ(PlanDequantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+    ASSERT_EQ(PlanDequantize(&x, &sc, z, &a, &plan), QLINEAR_OK) << qlinear_last_error();
     const size_t ybytes = static_cast<size_t>(n) * 4;
     std::vector<uint8_t> want(ybytes);
     DequantizeReference(plan, want.data(), 0, n);
@@ -478,13 +506,13 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
     void* mem = std::aligned_alloc(64, total);
     ASSERT_NE(mem, nullptr);
     uint8_t* base = static_cast<uint8_t*>(mem);
-    for (size_t offset : {0, 4, 8, 60}) {
+    for (size_t offset : {0, 4, 8, 60, 2}) {
       std::memset(base, 0xCD, total);
       uint8_t* y = base + kRed + offset;
-      ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, nullptr, &a, y, ybytes), QLINEAR_OK) << qlinear_last_error();
-      EXPECT_EQ(std::memcmp(y, want.data(), ybytes), 0) << Describe(c.xt, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT,
-                                                                    {c.shape, {sn}, a.axis, 0}, 0)
-                                                        << " at offset " << offset;
+      ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, z, &a, y, ybytes), QLINEAR_OK) << qlinear_last_error();
+      EXPECT_EQ(std::memcmp(y, want.data(), ybytes), 0)
+          << Describe(c.xt, c.st, QLINEAR_DTYPE_FLOAT, {c.shape, c.s_shape, a.axis, c.block}, 0) << " at offset "
+          << offset;
       for (size_t i = 0; i < kRed + offset; ++i) ASSERT_EQ(base[i], 0xCD) << "before y, offset " << offset;
       for (size_t i = kRed + offset + ybytes; i < total; ++i) {
         ASSERT_EQ(base[i], 0xCD) << "after y, offset " << offset;
