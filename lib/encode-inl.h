@@ -220,6 +220,9 @@ struct MiniFloatEncoder {
   template <CodeForm kForm, Margin kMargin, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Reciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/, hn::Vec<DF> zoff,
                                     hn::Vec<DF> /*lo*/, hn::Vec<DF> cap, hn::Mask<DF>* ok) const {
+#if QLINEAR_AVX512
+    if constexpr (Tr::kFp4 && hn::MaxLanes(df) == 16) return Float4Reciprocal(df, x, r, zoff, ok);
+#endif
     const DI di;
     constexpr int kUnitShift = 16;
     constexpr int32_t kMagic = (23 - Tr::kMant - kUnitShift) << 23;  // m = eb + kMagic

@@ -32,13 +32,15 @@ struct OutputCase {
 
 // Integer encoders with the constant margin (8-bit, zp at 0 and off-centre) and the relative
 // one (16-bit); float8 encoders with and without saturation (normal and subnormal midpoints);
-// float4 without and with a zero point (0xB = -1.5, added after the division).
+// float4 without and with a zero point (0xB = -1.5 and 0x7 = 6, the largest, added after the
+// division).
 const OutputCase kOutputs[] = {
     {QLINEAR_DTYPE_INT8, 1, 0},          {QLINEAR_DTYPE_UINT8, 1, 131},
     {QLINEAR_DTYPE_INT16, 1, -1000},     {QLINEAR_DTYPE_FLOAT8E4M3FN, 1, 0},
     {QLINEAR_DTYPE_FLOAT8E5M2, 0, 0},    {QLINEAR_DTYPE_FLOAT8E4M3FNUZ, 0, 0},
     {QLINEAR_DTYPE_FLOAT8E4M3FN, 0, 0},  {QLINEAR_DTYPE_FLOAT8E5M2FNUZ, 1, 0},
     {QLINEAR_DTYPE_FLOAT4E2M1, 1, 0},    {QLINEAR_DTYPE_FLOAT4E2M1, 1, 0xB},
+    {QLINEAR_DTYPE_FLOAT4E2M1, 1, 0x7},
 };
 
 // Bytes of n outputs of the case's type, and elements per compared unit of them.
