@@ -101,6 +101,7 @@ struct Case {
   QuantizePath path = QuantizePath::kAuto;  // forced: row suffix "-div" / "-recip"
   bool zero_point = false;  // Dequantize: random zero points of x's type (row name "x-zp")
   int64_t range_first = 0;  // Quantize: a range call over [range_first, n) (row suffix "-fromK")
+  int64_t y_offset = 0;     // Dequantize: y this many bytes past a 64-byte boundary (suffix "-yK")
 };
 
 // Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
@@ -209,14 +210,16 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
     const qlinear_tensor tx = call.x.c(), ts = call.scale.c(), tz = call.zero_point.c();
     const qlinear_tensor* zp = c.zero_point ? &tz : nullptr;
     ok = qlinear_dequantize_output_info(&tx, &ts, zp, &call.attrs, nullptr, &ybytes) == QLINEAR_OK;
-    y.assign(ybytes, 0);
+    // y at a fixed offset from a cache line (malloc's alignment varies with the size).
+    y.assign(ybytes + 128, 0);
+    uint8_t* yp = y.data() + (64 - reinterpret_cast<uintptr_t>(y.data()) % 64) % 64 + c.y_offset;
     DequantizePlan plan;
     ok = ok && PlanDequantize(&tx, &ts, zp, &call.attrs, &plan) == QLINEAR_OK;
     for (auto _ : state) {
       if (target == kReference) {
-        DequantizeReference(plan, y.data(), 0, n);
+        DequantizeReference(plan, yp, 0, n);
       } else {
-        qlinear_dequantize_linear(&tx, &ts, zp, &call.attrs, y.data(), ybytes);
+        qlinear_dequantize_linear(&tx, &ts, zp, &call.attrs, yp, ybytes);
       }
       benchmark::ClobberMemory();
     }
@@ -227,7 +230,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
     state.SkipWithError(("differs from the reference: " + diff).c_str());
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * (x_bytes + static_cast<int64_t>(y.size())));
+  state.SetBytesProcessed(state.iterations() * (x_bytes + static_cast<int64_t>(ybytes)));
   state.SetLabel(TargetLabel(target == kReference ? kReference : DispatchedTarget()));
   hwy::SetSupportedTargetsForTest(0);
   SetQuantizePathForTest(QuantizePath::kAuto);
@@ -631,6 +634,13 @@ void RegisterAll() {
       }
     }
   }
+  // Per tensor with y 16 bytes past a cache line, as malloc's buffers often are.
+  for (const Weight& w : weights) {
+    if (w.zero_point || w.xt == QLINEAR_DTYPE_FLOAT8E5M2 || w.xt == QLINEAR_DTYPE_INT2) continue;
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16}) {
+      cases.push_back({"Dequantize", w.xt, w.st, yt, "tensor", QuantizePath::kAuto, false, 0, 16});
+    }
+  }
   targets.push_back(kReference);
   for (const Case& c : cases) {
     for (int64_t t : targets) {
@@ -641,8 +651,9 @@ void RegisterAll() {
                                c.gran + "/" + TargetLabel(t) +
                                (c.path == QuantizePath::kDivision ? "-div"
                                 : c.path == QuantizePath::kReciprocal ? "-recip" : "") +
-                               (c.range_first > 0 ? "-from" + std::to_string(c.range_first) : "");
-      if ((c.path != QuantizePath::kAuto || c.range_first > 0) && t == kReference) continue;
+                               (c.range_first > 0 ? "-from" + std::to_string(c.range_first) : "") +
+                               (c.y_offset > 0 ? "-y" + std::to_string(c.y_offset) : "");
+      if ((c.path != QuantizePath::kAuto || c.range_first > 0 || c.y_offset > 0) && t == kReference) continue;
       auto* b = Register(name, BM_Op, c, t);
       for (int64_t s : sizes) {
         if (t == kReference && s > (1 << 20)) continue;  // the reference is slow by design

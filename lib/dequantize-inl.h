@@ -549,6 +549,15 @@ HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes& codes, int64_t e, i
 // output stays in cache for its reader (at 64K elements streaming lost 30%).
 constexpr int64_t kStreamFrom = int64_t{1} << 22;
 
+// From this many elements a span with one scale aligns its vector stores to cache lines (x86):
+// with malloc's 16-byte alignment every 64-byte store straddles two lines, which cost 25-30% of
+// an L2-resident float32 output on AVX3_DL (64K elements); the unaligned head goes through
+// DequantizeFew, which shorter spans would feel.
+#ifndef QLINEAR_ALIGN_FROM
+#define QLINEAR_ALIGN_FROM 16384
+#endif
+constexpr int64_t kAlignFrom = QLINEAR_ALIGN_FROM;
+
 // Elements [e, e + n) with one scale or one per element: groups of four vectors straight from
 // the codes, the rest through DequantizeFew.
 template <DType kY, Scales kScales, class Dec, class Codes>
@@ -566,16 +575,17 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
     const hn::RebindToSigned<decltype(df)> di;
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
-    if constexpr (HWY_ARCH_X86 && kY == DType::kFloat32 && !kEach) {
-      // Long float32 outputs: non-temporal stores from a vector-aligned element on, when that
-      // element also starts a byte of codes (else the usual stores).
+    if constexpr (HWY_ARCH_X86 && !kEach) {
+      // Long outputs: the vector loop starts at y's first cache-line boundary when that element
+      // also starts a byte of codes (else at the codes' first byte), so that no store straddles
+      // two lines; long float32 ones then take non-temporal stores.
       const uintptr_t a = reinterpret_cast<uintptr_t>(out);
-      const int64_t vec_bytes = N * 4;
-      if (n >= kStreamFrom && a % 4 == 0) {
-        const int64_t to_aligned = static_cast<int64_t>((vec_bytes - a % vec_bytes) % vec_bytes) / 4;
+      constexpr int64_t kSize = YSize(kY);
+      if (n >= kAlignFrom && a % kSize == 0) {
+        const int64_t to_aligned = static_cast<int64_t>((64 - a % 64) % 64) / kSize;
         if ((e + to_aligned) % Codes::kPerByte == 0) {
           head = to_aligned;
-          stream = true;
+          stream = kY == DType::kFloat32 && n >= kStreamFrom;
         }
       }
     }

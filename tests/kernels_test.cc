@@ -436,6 +436,47 @@ TEST_P(KernelTest, DequantizeNaNPayloadsToHalfTypes) {
   }
 }
 
+// A weight-format DequantizeLinear input: random codes (the unused bits of a packed last byte
+// clear), scales 0.037 * (1..7) or e8m0 codes 118..129, random zero points when asked.
+struct WeightCase {
+  int32_t xt;
+  std::vector<int64_t> shape, s_shape;  // s_shape empty: per tensor
+  int64_t axis, block;
+  bool zero_points;
+  int32_t st;
+};
+struct WeightData {
+  int64_t n = 1;
+  std::vector<uint8_t> x, scales, zero_points;
+  qlinear_tensor tx, ts, tz;
+  WeightData(const WeightCase& c, std::mt19937& rng) {
+    int64_t sn = 1;
+    for (int64_t d : c.shape) n *= d;
+    for (int64_t d : c.s_shape) sn *= d;
+    x.resize(Bytes(c.xt, n));
+    for (uint8_t& b : x) b = static_cast<uint8_t>(rng());
+    const int64_t per = 8 / Bits(c.xt);
+    if (n % per != 0) x.back() &= static_cast<uint8_t>((1u << (8 / per * (n % per))) - 1);
+    scales.resize(Bytes(c.st, sn));
+    for (int64_t k = 0; k < sn; ++k) {
+      if (c.st == QLINEAR_DTYPE_FLOAT8E8M0) {
+        scales[static_cast<size_t>(k)] = static_cast<uint8_t>(118 + rng() % 12);
+      } else {
+        const float v = 0.037f * static_cast<float>(1 + rng() % 7);
+        std::memcpy(&scales[static_cast<size_t>(4 * k)], &v, 4);
+      }
+    }
+    zero_points.resize(c.zero_points ? Bytes(c.xt, sn) : 0);
+    for (uint8_t& b : zero_points) b = static_cast<uint8_t>(rng());
+    if (c.zero_points && sn % 2 != 0) zero_points.back() &= 0x0F;
+    const int32_t rank = static_cast<int32_t>(c.s_shape.size());
+    const int64_t* s_dims = c.s_shape.empty() ? nullptr : c.s_shape.data();
+    tx = {c.xt, static_cast<int32_t>(c.shape.size()), c.shape.data(), x.data()};
+    ts = {c.st, rank, s_dims, scales.data()};
+    tz = {c.xt, rank, s_dims, zero_points.data()};
+  }
+};
+
 // Long float32 outputs take non-temporal stores on x86: per tensor from the first
 // vector-aligned element that starts a byte of codes, other granularities through chunks
 // decoded into a buffer and copied out a cache line at a time. Outputs at every offset from a
@@ -449,14 +490,7 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   std::mt19937 rng(8);
   constexpr int64_t kLong = (int64_t{1} << 22) + 37;
   constexpr size_t kRed = 64;
-  struct Case {
-    int32_t xt;
-    std::vector<int64_t> shape, s_shape;  // s_shape empty: per tensor
-    int64_t axis, block;
-    bool zero_points;
-    int32_t st;
-  };
-  const Case cases[] = {
+  const WeightCase cases[] = {
       {QLINEAR_DTYPE_INT8, {kLong}, {}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_INT4, {kLong}, {}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_INT4, {2, (int64_t{1} << 22) + 1}, {2}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
@@ -466,31 +500,10 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       {QLINEAR_DTYPE_FLOAT4E2M1, {4096, 1030}, {4096, 33}, 1, 32, false, QLINEAR_DTYPE_FLOAT8E8M0},
       {QLINEAR_DTYPE_INT2, {4097, 1027}, {1027}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
   };
-  for (const Case& c : cases) {
-    int64_t n = 1, sn = 1;
-    for (int64_t d : c.shape) n *= d;
-    for (int64_t d : c.s_shape) sn *= d;
-    std::vector<uint8_t> xdata(Bytes(c.xt, n));
-    for (uint8_t& b : xdata) b = static_cast<uint8_t>(rng());
-    if (n % 2 != 0 && c.xt == QLINEAR_DTYPE_INT4) xdata.back() &= 0x0F;
-    if (n % 4 != 0 && c.xt == QLINEAR_DTYPE_INT2) xdata.back() &= static_cast<uint8_t>((1u << (2 * (n % 4))) - 1);
-    std::vector<uint8_t> scales(Bytes(c.st, sn));
-    for (int64_t k = 0; k < sn; ++k) {
-      if (c.st == QLINEAR_DTYPE_FLOAT8E8M0) {
-        scales[static_cast<size_t>(k)] = static_cast<uint8_t>(118 + rng() % 12);
-      } else {
-        const float v = 0.037f * static_cast<float>(1 + rng() % 7);
-        std::memcpy(&scales[static_cast<size_t>(4 * k)], &v, 4);
-      }
-    }
-    std::vector<uint8_t> zdata(c.zero_points ? Bytes(c.xt, sn) : 0);
-    for (uint8_t& b : zdata) b = static_cast<uint8_t>(rng());
-    if (c.zero_points && sn % 2 != 0) zdata.back() &= 0x0F;
-    const qlinear_tensor x{c.xt, static_cast<int32_t>(c.shape.size()), c.shape.data(), xdata.data()};
-    const qlinear_tensor sc{c.st, static_cast<int32_t>(c.s_shape.size()), c.s_shape.empty() ? nullptr : c.s_shape.data(),
-                            scales.data()};
-    const qlinear_tensor zp{c.xt, static_cast<int32_t>(c.s_shape.size()), c.s_shape.empty() ? nullptr : c.s_shape.data(),
-                            zdata.data()};
+  for (const WeightCase& c : cases) {
+    const WeightData w(c, rng);
+    const int64_t n = w.n;
+    const qlinear_tensor &x = w.tx, &sc = w.ts, &zp = w.tz;
     qlinear_dequantize_attrs a;
     qlinear_dequantize_attrs_init(&a);
     a.axis = c.axis;
@@ -519,6 +532,69 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       }
     }
     std::free(mem);
+  }
+}
+
+// Spans of kAlignFrom elements or more with one scale start their vector loop at y's first
+// cache-line boundary when that element starts a byte of codes (x86). Per tensor and per row
+// (rows of odd length: every other row of a packed tensor starts mid-byte), whole calls and
+// range calls (from odd elements of 8-bit x), every output type, y at offsets from a 64-byte boundary that
+// give heads of every parity (and 16-bit offsets for float32: no alignment possible). Bytes
+// equal the reference's and the red zones around y are intact.
+TEST_P(KernelTest, LongSpansAlignOutputs) {
+  if (!HWY_ARCH_X86) GTEST_SKIP() << "output alignment is x86's";
+  std::mt19937 rng(9);
+  constexpr int64_t kRow = 16391;
+  constexpr size_t kRed = 64;
+  const WeightCase cases[] = {
+      {QLINEAR_DTYPE_INT8, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT4, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT4, {2 * kRow}, {}, 0, 0, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT2, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT8E4M3FN, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT4E2M1, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
+      {QLINEAR_DTYPE_INT4, {3, kRow}, {3}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT4E2M1, {3, kRow}, {3}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
+  };
+  for (const WeightCase& c : cases) {
+    const WeightData w(c, rng);
+    const int64_t n = w.n, per = 8 / Bits(c.xt);
+    const qlinear_tensor &x = w.tx, &sc = w.ts;
+    const qlinear_tensor* z = c.zero_points ? &w.tz : nullptr;
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+      qlinear_dequantize_attrs a;
+      qlinear_dequantize_attrs_init(&a);
+      a.axis = 0;
+      a.output_dtype = yt;
+      DequantizePlan plan;
+      ASSERT_EQ(PlanDequantize(&x, &sc, z, &a, &plan), QLINEAR_OK) << qlinear_last_error();
+      const size_t ysize = yt == QLINEAR_DTYPE_FLOAT ? 4 : 2;
+      std::vector<uint8_t> want(static_cast<size_t>(n) * ysize);
+      DequantizeReference(plan, want.data(), 0, n);
+      const size_t total = (want.size() + 128 + 2 * kRed + 63) / 64 * 64;
+      void* mem = std::aligned_alloc(64, total);
+      ASSERT_NE(mem, nullptr);
+      uint8_t* base = static_cast<uint8_t*>(mem);
+      for (int64_t first : {int64_t{0}, per, 3 * per}) {  // range calls start on a byte of x
+        // x->data at element `first`; the slice ends the tensor or a byte before its end.
+        const int64_t count = first == per ? (n - first - 5) / per * per : n - first;
+        qlinear_tensor slice = x;
+        slice.data = w.x.data() + Bytes(c.xt, first);
+        const size_t ybytes = static_cast<size_t>(count) * ysize;
+        for (size_t offset : {0, 2, 4, 16, 30, 48, 60, 62}) {
+          std::memset(base, 0xCD, total);
+          uint8_t* y = base + kRed + offset;
+          ASSERT_EQ(qlinear_dequantize_linear_range(&slice, &sc, z, &a, first, count, y, ybytes), QLINEAR_OK)
+              << qlinear_last_error();
+          EXPECT_EQ(std::memcmp(y, want.data() + static_cast<size_t>(first) * ysize, ybytes), 0)
+              << Describe(c.xt, c.st, yt, {c.shape, c.s_shape, 0, 0}, 0) << " first " << first << " at offset "
+              << offset;
+          for (size_t i = 0; i < kRed + offset; ++i) ASSERT_EQ(base[i], 0xCD) << "before y, offset " << offset;
+          for (size_t i = kRed + offset + ybytes; i < total; ++i) ASSERT_EQ(base[i], 0xCD) << "after y, offset " << offset;
+        }
+      }
+      std::free(mem);
+    }
   }
 }
 
