@@ -210,6 +210,15 @@ expect_fail "$work/empty_nodes" "model.onnx: its 2097157 bytes would take more t
 case_dir empty_strings QuantizeLinear
 python3 -c 'import sys; sys.stdout.buffer.write(b"\x32\x00" * (16 << 20))' > "$work/empty_strings/test_data_set_0/input_0.pb"
 expect_fail "$work/empty_strings" "input_0.pb: its 33554432 bytes would take more than 4 bytes of memory each to parse"
+# Fields the ONNX schema does not have (ModelProto field 9), and a known field with another wire
+# type (TensorProto's name as a varint): protobuf keeps both on the heap, outside the parse
+# budget's arena (about 50 bytes per 2-byte field: 64 MiB of them would take over 1.5 GiB).
+case_dir unknown_fields QuantizeLinear
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x4a\x00" * (32 << 20))' >> "$work/unknown_fields/model.onnx"
+expect_fail "$work/unknown_fields" "model.onnx: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
+case_dir wrong_wire_type QuantizeLinear
+python3 -c 'import sys; sys.stdout.buffer.write(b"\x40\x00" * (32 << 20))' >> "$work/wrong_wire_type/test_data_set_0/input_0.pb"
+expect_fail "$work/wrong_wire_type" "input_0.pb: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
 
 # A folder with two symlinks to itself around a good case: every folder is entered once, so the
 # search ends at once and finds the case once.

@@ -271,16 +271,23 @@ void FindCases(const fs::path& p, int depth, Search* s) {
   }
 }
 
+// Runnable seeds are for a fuzzer: a model and inputs of more bytes than this get none.
+constexpr uint64_t kMaxRunnableSeedBytes = uint64_t{64} << 20;
+
 // The model with the data set's inputs as initializers: a file that the reader fuzzer can run
-// through the library by itself. Empty when the files do not fit the model.
+// through the library by itself. Empty when the files do not fit the model or are too large.
 std::string WithInputsAsInitializers(const std::string& model_bytes,
                                      const std::vector<fs::path>& inputs) {
   // The budgeted decoders vet the bytes first: a file they refuse (or one that would take more
   // memory than their budget) is never handed to an unbudgeted parse.
-  NodeCase vetted;
   std::string err;
-  if (DecodeModelBytes(model_bytes.data(), model_bytes.size(), &vetted, &err) == ModelResult::kError) {
-    return "";
+  if (model_bytes.size() > kMaxRunnableSeedBytes) return "";
+  uint64_t total = model_bytes.size();
+  {
+    NodeCase vetted;
+    if (DecodeModelBytes(model_bytes.data(), model_bytes.size(), &vetted, &err) == ModelResult::kError) {
+      return "";
+    }
   }
   onnx::ModelProto model;
   if (!model.ParseFromString(model_bytes)) return "";
@@ -297,11 +304,12 @@ std::string WithInputsAsInitializers(const std::string& model_bytes,
     Tensor checked;
     onnx::TensorProto t;
     if (!ReadFileCapped(inputs[k].string(), "input", &pb, &err) ||
+        (total += pb.size()) > kMaxRunnableSeedBytes ||
         !DecodeTensorBytes(pb.data(), pb.size(), "input", &checked, &err) || !t.ParseFromString(pb)) {
       return "";
     }
     t.set_name(fed[k]);
-    *g->add_initializer() = t;
+    g->add_initializer()->Swap(&t);
   }
   return model.SerializeAsString();
 }

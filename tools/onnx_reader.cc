@@ -1,6 +1,9 @@
 // ONNX node-test files -> tensors and one node, for `qlinear check` and fuzz/reader_fuzzer.
 #include "tools/onnx_reader.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 
@@ -237,6 +240,74 @@ google::protobuf::ArenaOptions BudgetedArenaOptions() {
   return o;
 }
 
+// Fields this ONNX version does not know (a newer writer's, or a hostile file's) are kept on the
+// heap, outside the arena: a vector entry and a string object each, about 50 bytes per 2-byte
+// empty field. Before the parse, the wire bytes are walked with the message's descriptor and
+// each unknown field is charged kUnknownFieldCost plus its payload. Malformed bytes stop the
+// walk; the parse then stops at the same place or fails.
+constexpr uint64_t kUnknownFieldCost = 64;
+constexpr int kMaxDepth = 100;  // protobuf's default recursion limit
+
+// Charges the unknown fields of one message (d null: a group of unknown fields) to *cost.
+// Returns false where the walk stops: the end of the bytes or of the message, a group's end,
+// malformed bytes, too deep.
+bool ChargeUnknownFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
+                         int depth, uint64_t* cost) {
+  using google::protobuf::FieldDescriptor;
+  using WF = google::protobuf::internal::WireFormatLite;
+  if (depth > kMaxDepth) return false;
+  for (uint32_t tag; (tag = in->ReadTag()) != 0;) {
+    const FieldDescriptor* f = d != nullptr ? d->FindFieldByNumber(WF::GetTagFieldNumber(tag)) : nullptr;
+    const WF::WireType wire = WF::GetTagWireType(tag);
+    // A known field with another wire type than its own (or packed) is kept as unknown too.
+    if (f != nullptr && wire != WF::WireTypeForFieldType(static_cast<WF::FieldType>(f->type())) &&
+        !(f->is_packable() && wire == WF::WIRETYPE_LENGTH_DELIMITED)) {
+      f = nullptr;
+    }
+    if (f == nullptr) *cost += kUnknownFieldCost;
+    switch (wire) {
+      case WF::WIRETYPE_VARINT: {
+        uint64_t v;
+        if (!in->ReadVarint64(&v)) return false;
+        // proto2 keeps an enum value it does not know as an unknown field.
+        if (f != nullptr && f->type() == FieldDescriptor::TYPE_ENUM &&
+            (v > static_cast<uint64_t>(INT_MAX) ||
+             f->enum_type()->FindValueByNumber(static_cast<int>(v)) == nullptr)) {
+          *cost += kUnknownFieldCost;
+        }
+        break;
+      }
+      case WF::WIRETYPE_FIXED64:
+        if (!in->Skip(8)) return false;
+        break;
+      case WF::WIRETYPE_FIXED32:
+        if (!in->Skip(4)) return false;
+        break;
+      case WF::WIRETYPE_LENGTH_DELIMITED: {
+        uint32_t len;
+        if (!in->ReadVarint32(&len) || len > static_cast<uint32_t>(INT_MAX)) return false;
+        if (f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE) {
+          const auto limit = in->PushLimit(static_cast<int>(len));
+          ChargeUnknownFields(in, f->message_type(), depth + 1, cost);
+          if (in->BytesUntilLimit() != 0) return false;
+          in->PopLimit(limit);
+        } else {
+          if (f == nullptr) *cost += len;
+          if (!in->Skip(static_cast<int>(len))) return false;
+        }
+        break;
+      }
+      case WF::WIRETYPE_START_GROUP:  // its fields are kept as a nested set of unknown fields
+        ChargeUnknownFields(in, nullptr, depth + 1, cost);
+        if (!in->LastTagWas(WF::MakeTag(WF::GetTagFieldNumber(tag), WF::WIRETYPE_END_GROUP))) return false;
+        break;
+      default:  // END_GROUP, or an invalid wire type
+        return false;
+    }
+  }
+  return false;
+}
+
 enum class Parse { kOk, kFailed, kTooBig };
 
 // *msg, on a new budgeted *arena, parsed from size bytes.
@@ -245,6 +316,11 @@ Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::proto
                     Message** msg) {
   if (size > static_cast<size_t>(INT_MAX)) return Parse::kFailed;
   parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20);
+  uint64_t unknown = 0;
+  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  ChargeUnknownFields(&in, Message::descriptor(), 0, &unknown);
+  if (unknown > parse_budget) return Parse::kTooBig;
+  parse_budget -= unknown;
   try {
     arena->reset(new google::protobuf::Arena(BudgetedArenaOptions()));
     *msg = google::protobuf::Arena::CreateMessage<Message>(arena->get());
@@ -256,7 +332,7 @@ Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::proto
 
 std::string TooBig(const std::string& where, size_t size) {
   return where + ": its " + std::to_string(size) +
-         " bytes would take more than 4 bytes of memory each to parse (too many small entries)";
+         " bytes would take more than 4 bytes of memory each to parse (too many small or unknown entries)";
 }
 
 }  // namespace
