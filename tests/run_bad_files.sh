@@ -219,6 +219,14 @@ expect_fail "$work/unknown_fields" "model.onnx: its [0-9]* bytes would take more
 case_dir wrong_wire_type QuantizeLinear
 python3 -c 'import sys; sys.stdout.buffer.write(b"\x40\x00" * (32 << 20))' >> "$work/wrong_wire_type/test_data_set_0/input_0.pb"
 expect_fail "$work/wrong_wire_type" "input_0.pb: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
+# 16-character values, unknown (ModelProto field 9) or known (TensorProto string_data): each
+# also takes a heap buffer of 48 bytes, outside the arena.
+case_dir unknown_strings QuantizeLinear
+python3 -c 'import sys; sys.stdout.buffer.write((b"\x4a\x10" + b"s" * 16) * (2 << 20))' >> "$work/unknown_strings/model.onnx"
+expect_fail "$work/unknown_strings" "model.onnx: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
+case_dir long_strings QuantizeLinear
+python3 -c 'import sys; sys.stdout.buffer.write((b"\x32\x10" + b"s" * 16) * (2 << 20))' >> "$work/long_strings/test_data_set_0/input_0.pb"
+expect_fail "$work/long_strings" "input_0.pb: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
 
 # A folder with two symlinks to itself around a good case: every folder is entered once, so the
 # search ends at once and finds the case once.

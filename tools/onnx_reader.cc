@@ -221,8 +221,8 @@ namespace {
 // Protobuf turns each 2-byte empty entry (a node, a string) into an object of 30-150 bytes: a
 // 512 MiB file could take 40 GB. Messages are parsed on an arena whose blocks come from a
 // budget of 4 bytes per file byte (an int8 element in int32_data is a 1-byte varint held in 4
-// bytes) plus 64 MiB; a parse that needs more stops and the file is rejected. (Long strings and
-// bytes live outside the arena: at most the file's size.)
+// bytes) plus 64 MiB; a parse that needs more stops and the file is rejected. What lives outside
+// the arena is charged to the same budget before the parse (ChargeHeapFields).
 struct ParseBudgetExceeded {};
 thread_local uint64_t parse_budget = 0;
 
@@ -240,18 +240,21 @@ google::protobuf::ArenaOptions BudgetedArenaOptions() {
   return o;
 }
 
-// Fields this ONNX version does not know (a newer writer's, or a hostile file's) are kept on the
-// heap, outside the arena: a vector entry and a string object each, about 50 bytes per 2-byte
-// empty field. Before the parse, the wire bytes are walked with the message's descriptor and
-// each unknown field is charged kUnknownFieldCost plus its payload. Malformed bytes stop the
-// walk; the parse then stops at the same place or fails.
-constexpr uint64_t kUnknownFieldCost = 64;
+// Protobuf keeps some of a message on the heap, outside the arena: fields this ONNX version does
+// not know (a newer writer's, or a hostile file's), each a vector entry (twice that while the
+// vector grows) and a string object; and the buffer of every string or bytes value longer than
+// the 15 characters a string holds inline (with malloc's overhead: 48 bytes for 16 characters).
+// Before the parse, the wire bytes are walked with the message's descriptor and those are
+// charged: kUnknownFieldCost per unknown field, payload + kBufferCost per long value. Malformed
+// bytes stop the walk; the parse then stops at the same place or fails.
+constexpr uint64_t kUnknownFieldCost = 96;
+constexpr uint64_t kBufferCost = 32;
 constexpr int kMaxDepth = 100;  // protobuf's default recursion limit
 
-// Charges the unknown fields of one message (d null: a group of unknown fields) to *cost.
+// Charges the heap parts of one message (d null: a group of unknown fields) to *cost.
 // Returns false where the walk stops: the end of the bytes or of the message, a group's end,
 // malformed bytes, too deep.
-bool ChargeUnknownFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
+bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
                          int depth, uint64_t* cost) {
   using google::protobuf::FieldDescriptor;
   using WF = google::protobuf::internal::WireFormatLite;
@@ -288,17 +291,20 @@ bool ChargeUnknownFields(google::protobuf::io::CodedInputStream* in, const googl
         if (!in->ReadVarint32(&len) || len > static_cast<uint32_t>(INT_MAX)) return false;
         if (f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE) {
           const auto limit = in->PushLimit(static_cast<int>(len));
-          ChargeUnknownFields(in, f->message_type(), depth + 1, cost);
+          ChargeHeapFields(in, f->message_type(), depth + 1, cost);
           if (in->BytesUntilLimit() != 0) return false;
           in->PopLimit(limit);
         } else {
-          if (f == nullptr) *cost += len;
+          if ((f == nullptr || f->type() == FieldDescriptor::TYPE_STRING ||
+               f->type() == FieldDescriptor::TYPE_BYTES) && len > 15) {
+            *cost += len + kBufferCost;
+          }
           if (!in->Skip(static_cast<int>(len))) return false;
         }
         break;
       }
       case WF::WIRETYPE_START_GROUP:  // its fields are kept as a nested set of unknown fields
-        ChargeUnknownFields(in, nullptr, depth + 1, cost);
+        ChargeHeapFields(in, nullptr, depth + 1, cost);
         if (!in->LastTagWas(WF::MakeTag(WF::GetTagFieldNumber(tag), WF::WIRETYPE_END_GROUP))) return false;
         break;
       default:  // END_GROUP, or an invalid wire type
@@ -316,11 +322,11 @@ Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::proto
                     Message** msg) {
   if (size > static_cast<size_t>(INT_MAX)) return Parse::kFailed;
   parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20);
-  uint64_t unknown = 0;
+  uint64_t heap = 0;
   google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
-  ChargeUnknownFields(&in, Message::descriptor(), 0, &unknown);
-  if (unknown > parse_budget) return Parse::kTooBig;
-  parse_budget -= unknown;
+  ChargeHeapFields(&in, Message::descriptor(), 0, &heap);
+  if (heap > parse_budget) return Parse::kTooBig;
+  parse_budget -= heap;
   try {
     arena->reset(new google::protobuf::Arena(BudgetedArenaOptions()));
     *msg = google::protobuf::Arena::CreateMessage<Message>(arena->get());
