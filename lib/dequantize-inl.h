@@ -584,7 +584,7 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
       if (n >= kAlignFrom && a % kSize == 0) {
         const int64_t to_aligned = static_cast<int64_t>((64 - a % 64) % 64) / kSize;
         if ((e + to_aligned) % Codes::kPerByte == 0) {
-          head = to_aligned;
+          head = std::min(n, to_aligned);
           stream = kY == DType::kFloat32 && n >= kStreamFrom;
         }
       }
