@@ -255,7 +255,7 @@ constexpr int kMaxDepth = 100;  // protobuf's default recursion limit
 // Returns false where the walk stops: the end of the bytes or of the message, a group's end,
 // malformed bytes, too deep.
 bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
-                         int depth, uint64_t* cost) {
+                      int depth, uint64_t* cost) {
   using google::protobuf::FieldDescriptor;
   using WF = google::protobuf::internal::WireFormatLite;
   if (depth > kMaxDepth) return false;
