@@ -581,11 +581,12 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
       // two lines; long float32 ones then take non-temporal stores.
       const uintptr_t a = reinterpret_cast<uintptr_t>(out);
       constexpr int64_t kSize = YSize(kY);
-      if (n >= kAlignFrom && a % kSize == 0) {
+      const bool streamed = kY == DType::kFloat32 && n >= kStreamFrom;  // whatever kAlignFrom is
+      if ((n >= kAlignFrom || streamed) && a % kSize == 0) {
         const int64_t to_aligned = static_cast<int64_t>((64 - a % 64) % 64) / kSize;
         if ((e + to_aligned) % Codes::kPerByte == 0) {
           head = std::min(n, to_aligned);
-          stream = kY == DType::kFloat32 && n >= kStreamFrom;
+          stream = streamed;
         }
       }
     }

@@ -535,8 +535,9 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
 }
 
 // Spans of kAlignFrom elements or more with one scale start their vector loop at y's first
-// cache-line boundary when that element starts a byte of codes (x86). Per tensor and per row
-// (rows of odd length: every other row of a packed tensor starts mid-byte), whole calls and
+// cache-line boundary when that element starts a byte of codes (x86). Per tensor, per row
+// (rows of odd length: every other row of a packed tensor starts mid-byte) and blocks of 16K
+// elements or more (with packed zero points; MXFP4 with a short last block), whole calls and
 // range calls (from odd elements of 8-bit x), every output type, y at offsets from a 64-byte
 // boundary that give even and odd heads (an odd one on packed x: no alignment), and offsets
 // that are not a multiple of the element size (no alignment possible). Bytes equal the
@@ -556,6 +557,9 @@ TEST_P(KernelTest, LongSpansAlignOutputs) {
       {QLINEAR_DTYPE_FLOAT4E2M1, {2 * kRow}, {}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
       {QLINEAR_DTYPE_INT4, {3, kRow}, {3}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_FLOAT4E2M1, {3, kRow}, {3}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
+      // Blocks long enough to align: the second starts inside a byte of x (odd block size).
+      {QLINEAR_DTYPE_UINT4, {2 * kRow}, {2}, 0, kRow, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT4E2M1, {kRow + 20000}, {2}, 0, 20000, false, QLINEAR_DTYPE_FLOAT8E8M0},
   };
   for (const WeightCase& c : cases) {
     const WeightData w(c, rng);
@@ -566,6 +570,7 @@ TEST_P(KernelTest, LongSpansAlignOutputs) {
       qlinear_dequantize_attrs a;
       qlinear_dequantize_attrs_init(&a);
       a.axis = 0;
+      a.block_size = c.block;
       a.output_dtype = yt;
       DequantizePlan plan;
       ASSERT_EQ(PlanDequantize(&x, &sc, z, &a, &plan), QLINEAR_OK) << qlinear_last_error();
