@@ -84,29 +84,37 @@ struct StatKeys {
 // Combines a reduced key into a statistic (both >= 0: unsigned order is the int32 order).
 HWY_INLINE void Combine(uint32_t key, uint32_t* s) { *s = std::max(*s, key); }
 
-// One statistic over the contiguous len >= 1 elements of x.
+// One statistic over the contiguous len >= 1 elements of x: four vectors per iteration, each
+// in its own chain (a max has a cycle of latency; two chains left per-row statistics at 60% of
+// the load rate on Zen 5).
 template <class K, class XT>
 HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0, uint32_t* s1) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  auto a0 = hn::Zero(di), b0 = hn::Zero(di), a1 = hn::Zero(di), b1 = hn::Zero(di);
+  auto a0 = hn::Zero(di), b0 = hn::Zero(di), c0 = hn::Zero(di), d0 = hn::Zero(di);
+  auto a1 = hn::Zero(di), b1 = hn::Zero(di), c1 = hn::Zero(di), d1 = hn::Zero(di);
   int64_t i = 0;
-  for (; i + 2 * N <= len; i += 2 * N) {  // two chains: a max per cycle per chain
+  for (; i + 4 * N <= len; i += 4 * N) {
     QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i), w = LoadAsF32(df, x + i + N);
+    const auto t = LoadAsF32(df, x + i + 2 * N), u = LoadAsF32(df, x + i + 3 * N);
     a0 = hn::Max(a0, K::First(df, v));
     b0 = hn::Max(b0, K::First(df, w));
+    c0 = hn::Max(c0, K::First(df, t));
+    d0 = hn::Max(d0, K::First(df, u));
     if constexpr (K::kTwo) {
       a1 = hn::Max(a1, K::Second(df, v));
       b1 = hn::Max(b1, K::Second(df, w));
+      c1 = hn::Max(c1, K::Second(df, t));
+      d1 = hn::Max(d1, K::Second(df, u));
     }
   }
-  if (i + N <= len) {
+  for (; i + N <= len; i += N) {
+    QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i);
     a0 = hn::Max(a0, K::First(df, v));
     if constexpr (K::kTwo) a1 = hn::Max(a1, K::Second(df, v));
-    i += N;
   }
   if (i < len) {
     HWY_ALIGN XT buf[hn::MaxLanes(df)] = {};  // +0.0 in every float format
@@ -116,9 +124,9 @@ HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0
     b0 = hn::Max(b0, K::First(df, v));
     if constexpr (K::kTwo) b1 = hn::Max(b1, K::Second(df, v));
   }
-  Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(a0, b0)))), s0);
+  Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(a0, b0), hn::Max(c0, d0))))), s0);
   if constexpr (K::kTwo) {
-    Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(a1, b1)))), s1);
+    Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(a1, b1), hn::Max(c1, d1))))), s1);
   }
 }
 
