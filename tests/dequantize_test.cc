@@ -121,6 +121,54 @@ TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
   }
 }
 
+// 4-bit codes in spans long enough for the 16-entry tables of outputs (x86), every output type:
+// rows of random codes holding every code, each row with a finite edge scale (0, -0, subnormal, the smallest
+// normal, products that overflow float16 or float32 or land on float16 subnormals, negative)
+// and, for int4/uint4, every zero point; odd rows start inside bytes. Also range calls (from a
+// byte off any vector boundary) and per-tensor calls with each scale.
+TEST_P(DequantizeTest, NibbleCodesInLongSpans) {
+  if (!HWY_ARCH_X86) GTEST_SKIP() << "the tables are x86's";
+  const std::vector<float> scales = {0.037f, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), 1e-40f,
+                                     std::numeric_limits<float>::min(), 3e37f, 2e38f, -0.7f, 1.0f,
+                                     1e4f, 6e-8f, -1e-6f};
+  for (int32_t xt : {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_FLOAT4E2M1}) {
+    const bool zps = xt != QLINEAR_DTYPE_FLOAT4E2M1;
+    const int64_t rows = static_cast<int64_t>(scales.size()) * (zps ? 16 : 1);
+    const int64_t n = 8 * lanes_ + 301;
+    std::vector<uint32_t> x, zp;
+    std::vector<float> s;
+    std::mt19937 rng(static_cast<uint32_t>(xt));
+    for (int64_t r = 0; r < rows; ++r) {
+      // Random codes (a periodic pattern would hide elements moved by its period), every code
+      // among the first 16 of each row.
+      for (int64_t i = 0; i < n; ++i) x.push_back(i < 16 ? static_cast<uint32_t>(i + r) % 16 : rng() % 16);
+      s.push_back(scales[static_cast<size_t>(r) % scales.size()]);
+      zp.push_back(static_cast<uint32_t>(r / static_cast<int64_t>(scales.size())));
+    }
+    DequantizeCall c(Codes(xt, x, {rows, n}), F32(s, {rows}), 0);
+    if (zps) c.SetZeroPoint(Codes(xt, zp, {rows}));
+    for (int32_t yt : kOutputs) {
+      c.attrs.output_dtype = yt;
+      for (int64_t first : {int64_t{-1}, int64_t{2}, int64_t{2 * n + 2}}) {
+        const int64_t count = first < 0 ? -1 : (rows * n - first - 3) / 2 * 2;  // whole bytes
+        const std::string diff = CheckDequantize(c, std::max<int64_t>(first, 0), count, static_cast<size_t>(first & 3));
+        ASSERT_EQ(diff, "") << Where(c, diff) << " first " << first;
+      }
+    }
+    for (float scale : scales) {
+      const int64_t m = 4 * n + 1;
+      std::vector<uint32_t> codes(x.begin(), x.begin() + m);
+      DequantizeCall t(Codes(xt, codes, {m}), F32({scale}, {}), 0);
+      if (zps) t.SetZeroPoint(Codes(xt, {static_cast<uint32_t>(codes[5])}, {}));
+      for (int32_t yt : kOutputs) {
+        t.attrs.output_dtype = yt;
+        const std::string diff = CheckDequantize(t, 0, -1, 2);
+        ASSERT_EQ(diff, "") << Where(t, diff) << " scale " << scale;
+      }
+    }
+  }
+}
+
 // Every float8/float4 code, each row with its own e8m0 scale code (rows: codes 0..rows-1),
 // every output type.
 void DequantizeTest::CheckEveryMiniFloatCode(int64_t extra, int64_t rows, uint32_t stride) {
