@@ -559,22 +559,22 @@ constexpr int64_t kStreamFrom = int64_t{1} << 22;
 constexpr int64_t kAlignFrom = QLINEAR_ALIGN_FROM;
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// 4-bit codes with one scale (x86 AVX2 and up): a code has 16 possible outputs, so they are
-// computed once per span by the vector path's own decode, multiply and conversion, and the
-// span is looked up in 16-entry tables of their bytes (in-block byte shuffles, one per output
-// byte per 32 codes). Per 64 codes (AVX2) about 14 operations for float16/bfloat16 and 31 for
-// float32, where decoding, scaling and converting costs 5-11 per vector of 8. The codes are
-// first rearranged across blocks so that the in-block unpacks leave each output vector in
+// 4- and 2-bit codes with one scale (x86 AVX2 and up): a code has 16 (4) possible outputs, so
+// they are computed once per span by the vector path's own decode, multiply and conversion, and
+// the span is looked up in 16-entry tables of their bytes (in-block byte shuffles, one per
+// output byte per 32 codes). Per 64 codes (AVX2) about 14 operations for float16/bfloat16 and
+// 31 for float32, where decoding, scaling and converting costs 5-11 per vector of 8. The codes
+// are first rearranged across blocks so that the in-block unpacks leave each output vector in
 // element order (below).
 template <class Codes>
-constexpr bool kNibbleTable = Codes::kFieldBits == 4;
+constexpr bool kFieldTable = Codes::kFieldBits == 4 || Codes::kFieldBits == 2;
 
-// Elements [e + j, e + n) in whole steps of 2 * Lanes(bytes) elements, (e + j) even; returns
-// the new j. stream: non-temporal float32 stores. (Forcing the stores into address order, as
-// StoreFourY does, cost 3-20% here.)
+// Elements [e + j, e + n) in whole steps of 2 * Lanes(bytes) elements, (e + j) on a byte of
+// codes; returns the new j. stream: non-temporal float32 stores. (Forcing the stores into
+// address order, as StoreFourY does, cost 3-20% here.)
 template <DType kY, class Dec, class Codes>
-HWY_INLINE int64_t DequantizeNibbleTable(const Dec& dec, const Codes& codes, int64_t e, int64_t j, int64_t n,
-                                         float s, int32_t zp, bool stream, char* HWY_RESTRICT out) {
+HWY_INLINE int64_t DequantizeFieldTable(const Dec& dec, const Codes& codes, int64_t e, int64_t j, int64_t n,
+                                        float s, int32_t zp, bool stream, char* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Repartition<uint8_t, decltype(df)> d8;
@@ -582,13 +582,20 @@ HWY_INLINE int64_t DequantizeNibbleTable(const Dec& dec, const Codes& codes, int
   const hn::Repartition<uint32_t, decltype(df)> d32;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const int64_t step = 2 * static_cast<int64_t>(hn::Lanes(d8));
+  constexpr int kBits = Codes::kFieldBits;
   constexpr int kBytes = static_cast<int>(YSize(kY));
-  // The outputs of fields 0..15 (two's complement fields are codes -8..7), split into bytes:
-  // byte b of output c at bytes[b][c], by even/odd byte selections over 128-bit blocks.
+  // Table entry v is the output of field v (4 bits), or (2 bits) of field v & 3 | v >> 2: the
+  // indices below are a byte's 2-bit fields masked in place, 0..3 or 4, 8, 12. Two's complement
+  // fields are codes -8..7 (-2..1). Split into bytes: byte b of entry v at bytes[b][v], by
+  // even/odd byte selections over 128-bit blocks.
   HWY_ALIGN uint8_t values[(16 + hn::MaxLanes(df)) * 4];
   for (int64_t c = 0; c < 16; c += N) {
     auto field = hn::Iota(di, static_cast<int32_t>(c));
-    if constexpr (Codes::kSignedFields) field = hn::Sub(hn::Xor(field, hn::Set(di, 8)), hn::Set(di, 8));
+    if constexpr (kBits == 2) field = hn::Or(hn::And(field, hn::Set(di, 3)), hn::ShiftRight<2>(field));
+    if constexpr (Codes::kSignedFields) {
+      const auto bias = hn::Set(di, 1 << (kBits - 1));
+      field = hn::Sub(hn::Xor(field, bias), bias);
+    }
     StoreY<kY>(df, hn::Mul(dec.Decode(df, field, hn::Set(di, zp)), hn::Set(df, s)), values, c);
   }
   const hn::Full128<uint8_t> d128;
@@ -609,11 +616,13 @@ HWY_INLINE int64_t DequantizeNibbleTable(const Dec& dec, const Codes& codes, int
   using V8 = hn::Vec<decltype(d8)>;
   V8 table[4];
   for (int b = 0; b < kBytes; ++b) table[b] = hn::LoadDup128(d8, bytes[b]);
-  // Block b of the rearranged codes holds unit u of its block's codes at position k (units:
-  // dwords of 8 codes for 2-byte outputs, words of 4 for float32) from unit B k + b of the
-  // whole vector (B blocks): the unpacks of positions k then give output vector k's block b.
-  // Words take an in-block shuffle (grouping each block's words by residue mod B) before the
-  // dword permute.
+  // A unit is the codes of 8 outputs (2-byte outputs) or 4 (float32): 4 or 2 bytes of 4-bit
+  // codes, 2 or 1 of 2-bit ones. Block b of the rearranged codes holds unit k (in order) of its
+  // first bytes from unit B k + b of the step's codes (B blocks): the unpacks of unit k then give
+  // output vector k's block b. Dword units are permuted directly; smaller ones are first
+  // grouped by residue mod B inside each block (an in-block shuffle).
+  constexpr bool kGrouped = kBits == 2 || kBytes == 4;
+  constexpr size_t kUnit = (kBits == 4 ? 8 : 4) / static_cast<size_t>(kBytes);  // bytes
   struct Permutes {
     alignas(64) uint32_t slots[hn::MaxLanes(d32)];
     alignas(16) uint8_t group[16];
@@ -624,26 +633,38 @@ HWY_INLINE int64_t DequantizeNibbleTable(const Dec& dec, const Codes& codes, int
     constexpr size_t kBlocks = kLanes / 4, kPer = 4 / kBlocks;  // dwords of one residue per block
     for (size_t i = 0; i < kLanes; ++i) {
       const size_t b = i / 4, k = i % 4;
-      t.slots[i] = static_cast<uint32_t>(kBytes == 4 ? 4 * (k / kPer) + b * kPer + k % kPer : kBlocks * k + b);
+      t.slots[i] = static_cast<uint32_t>(kGrouped ? 4 * (k / kPer) + b * kPer + k % kPer : kBlocks * k + b);
     }
-    for (size_t w = 0; w < 8; ++w) {
-      const size_t residue = w / (2 * kPer), q = w % (2 * kPer), from = q * kBlocks + residue;
-      t.group[2 * w] = static_cast<uint8_t>(2 * from);
-      t.group[2 * w + 1] = static_cast<uint8_t>(2 * from + 1);
+    for (size_t p = 0; p < 16; ++p) {
+      const size_t residue = p / (4 * kPer), q = p % (4 * kPer), from = q / kUnit * kBlocks + residue;
+      t.group[p] = static_cast<uint8_t>(kUnit * from + q % kUnit);
     }
     return t;
   }();
   const auto permute = hn::SetTableIndices(d32, kPermutes.slots);
-  const auto words = hn::LoadDup128(d8, kPermutes.group);
+  const auto group = hn::LoadDup128(d8, kPermutes.group);
   const auto nibble = hn::Set(d8, uint8_t{0x0F});
+  const auto pairs = hn::BitCast(d8, hn::Set(d16, uint16_t{0x0C03}));  // 2-bit fields 0, 1 in place
   const int64_t M = static_cast<int64_t>(hn::Lanes(d16));
   for (; j + step <= n; j += step) {
-    auto v = hn::LoadU(d8, codes.in + (e + j) / 2);
-    if constexpr (kBytes == 4) v = hn::TableLookupBytes(v, words);
+    V8 v, f[2];
+    if constexpr (kBits == 4) {
+      v = hn::LoadU(d8, codes.in + (e + j) / 2);
+    } else {  // half a vector of bytes
+      v = hn::ZeroExtendVector(d8, hn::LoadU(hn::Half<decltype(d8)>(), codes.in + (e + j) / 4));
+    }
+    if constexpr (kGrouped) v = hn::TableLookupBytes(v, group);
     v = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(d32, v), permute));
-    const auto lo = hn::And(v, nibble);
-    const auto hi = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, v))), nibble);
-    const V8 f[2] = {hn::InterleaveLower(d8, lo, hi), hn::InterleaveUpper(d8, lo, hi)};
+    if constexpr (kBits == 4) {
+      const auto lo = hn::And(v, nibble);
+      const auto hi = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, v))), nibble);
+      f[0] = hn::InterleaveLower(d8, lo, hi);
+      f[1] = hn::InterleaveUpper(d8, lo, hi);
+    } else {  // each byte's nibbles twice, masked to fields 0, 1 and 2, 3 (as 0..3, 4..12)
+      const auto z = hn::InterleaveLower(d8, v, hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, v))));
+      f[0] = hn::And(hn::InterleaveLower(d8, z, z), pairs);
+      f[1] = hn::And(hn::InterleaveUpper(d8, z, z), pairs);
+    }
     if constexpr (kBytes == 2) {
       uint16_t* HWY_RESTRICT o = reinterpret_cast<uint16_t*>(out) + j;
       for (int h = 0; h < 2; ++h) {
@@ -678,7 +699,7 @@ HWY_INLINE int64_t DequantizeNibbleTable(const Dec& dec, const Codes& codes, int
 // codes, and on AVX-512 the float32 path gains little over the permuted decode (1.07-1.22x per
 // tensor at 64K), so rows of 1024 kept it (0.88-0.97x with the tables).
 template <DType kY>
-constexpr int64_t kNibbleTableFrom = kY == DType::kFloat32 && hn::MaxLanes(hn::ScalableTag<float>()) >= 16 ? 4096 : 256;
+constexpr int64_t kFieldTableFrom = kY == DType::kFloat32 && hn::MaxLanes(hn::ScalableTag<float>()) >= 16 ? 4096 : 256;
 #endif
 
 // Elements [e, e + n) with one scale or one per element: groups of four vectors straight from
@@ -716,9 +737,9 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
     if (head > 0) DequantizeFew<kY, kScales>(dec, codes, e, head, s, z, out);
     j = head;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-    if constexpr (!kEach && kNibbleTable<Codes>) {
-      if (n - j >= kNibbleTableFrom<kY>) {
-        j = DequantizeNibbleTable<kY>(dec, codes, e, j, n, *s, z != nullptr ? *z : 0, stream, out);
+    if constexpr (!kEach && kFieldTable<Codes>) {
+      if (n - j >= kFieldTableFrom<kY>) {
+        j = DequantizeFieldTable<kY>(dec, codes, e, j, n, *s, z != nullptr ? *z : 0, stream, out);
       }
     }
 #endif

@@ -121,17 +121,18 @@ TEST_P(DequantizeTest, EveryCodeWithEveryZeroPoint) {
   }
 }
 
-// 4-bit codes in spans long enough for the 16-entry tables of outputs (x86), every output type:
+// 4- and 2-bit codes in spans long enough for the tables of outputs (x86), every output type:
 // rows of random codes holding every code, each row with a finite edge scale (0, -0, subnormal, the smallest
 // normal, products that overflow float16 or float32 or land on float16 subnormals, negative)
-// and, for int4/uint4, every zero point; odd rows start inside bytes. Also range calls (from a
+// and, for the integer types, every zero point; rows start inside bytes. Also range calls (from a
 // byte off any vector boundary) and per-tensor calls with each scale.
-TEST_P(DequantizeTest, NibbleCodesInLongSpans) {
+TEST_P(DequantizeTest, PackedCodesInLongSpans) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "the tables are x86's";
   const std::vector<float> scales = {0.037f, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), 1e-40f,
                                      std::numeric_limits<float>::min(), 3e37f, 2e38f, -0.7f, 1.0f,
                                      1e4f, 6e-8f, -1e-6f};
-  for (int32_t xt : {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_FLOAT4E2M1}) {
+  for (int32_t xt : {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_DTYPE_INT2,
+                     QLINEAR_DTYPE_UINT2}) {
     const bool zps = xt != QLINEAR_DTYPE_FLOAT4E2M1;
     const int64_t rows = static_cast<int64_t>(scales.size()) * (zps ? 16 : 1);
     const int64_t n = 8 * lanes_ + 301;
@@ -149,8 +150,9 @@ TEST_P(DequantizeTest, NibbleCodesInLongSpans) {
     if (zps) c.SetZeroPoint(Codes(xt, zp, {rows}));
     for (int32_t yt : kOutputs) {
       c.attrs.output_dtype = yt;
-      for (int64_t first : {int64_t{-1}, int64_t{2}, int64_t{2 * n + 2}}) {
-        const int64_t count = first < 0 ? -1 : (rows * n - first - 3) / 2 * 2;  // whole bytes
+      const int64_t per = 8 / Bits(xt);  // a range starts on a byte and, short of the end, ends on one
+      for (int64_t first : {int64_t{-1}, per, 2 * n + 2}) {
+        const int64_t count = first < 0 ? -1 : (rows * n - first - 3) / per * per;
         const std::string diff = CheckDequantize(c, std::max<int64_t>(first, 0), count, static_cast<size_t>(first & 3));
         ASSERT_EQ(diff, "") << Where(c, diff) << " first " << first;
       }
