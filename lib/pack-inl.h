@@ -117,6 +117,8 @@ HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, PackedOut<kBit
   if constexpr (hn::MaxLanes(DF()) * sizeof(float) == HWY_MAX_BYTES) {  // full vectors
     return PackFourCodes<kBits>(c0, c1, c2, c3, out.bytes);
   }
+#elif QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+  if constexpr (hn::MaxLanes(DF()) == 16) return PackFourCodes<kBits>(c0.raw, c1.raw, c2.raw, c3.raw, out.bytes);
 #endif
   const hn::RebindToSigned<DF> di;
   if constexpr (kBits == 4) {

@@ -360,6 +360,28 @@ HWY_INLINE void PackFourCodes(V c0, V c1, V c2, V c3, uint8_t* HWY_RESTRICT out)
 }
 #endif
 
+#if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
+// The same on AVX3_DL (16 lanes): two VPERMT2B gather the 64 codes' low bytes in element order
+// (as int8 stores them), then each 16-bit word takes its first code's field and its second's
+// shifted beside it (one shift and one bitwise select, VPTERNLOG); 2-bit codes join twice, in
+// words then in dwords. A truncating narrowing keeps each joined low byte: 6 to 8 operations per
+// 64 codes where the generic joins took 14 to 17.
+template <int kBits>
+HWY_INLINE void PackFourCodes(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint8_t* HWY_RESTRICT out) {
+  const __m512i lo = LowBytesOfPair(c0, c1), hi = LowBytesOfPair(c2, c3);
+  const __m512i b = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+  constexpr int kSelect = 0xE4;  // c ? a : b, bitwise
+  if constexpr (kBits == 4) {
+    const __m512i w = _mm512_ternarylogic_epi32(b, _mm512_srli_epi16(b, 4), _mm512_set1_epi16(0x000F), kSelect);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi16_epi8(w));
+  } else {
+    const __m512i w = _mm512_ternarylogic_epi32(b, _mm512_srli_epi16(b, 6), _mm512_set1_epi16(0x0003), kSelect);
+    const __m512i d = _mm512_ternarylogic_epi32(w, _mm512_srli_epi32(w, 12), _mm512_set1_epi32(0x0000000F), kSelect);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(d));
+  }
+}
+#endif
+
 // Whether StoreFourFixedPoint narrows fixed-point lanes itself (CodeForm::kFixedPoint).
 template <class DF, class TOut>
 constexpr bool kFixedPointStore = kTruncatingStore<DF, TOut> && HWY_TARGET <= HWY_AVX3_DL;
