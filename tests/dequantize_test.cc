@@ -153,7 +153,8 @@ TEST_P(DequantizeTest, PackedCodesInLongSpans) {
       const int64_t per = 8 / Bits(xt);  // a range starts on a byte and, short of the end, ends on one
       for (int64_t first : {int64_t{-1}, per, 2 * n + 2}) {
         const int64_t count = first < 0 ? -1 : (rows * n - first - 3) / per * per;
-        const std::string diff = CheckDequantize(c, std::max<int64_t>(first, 0), count, static_cast<size_t>(first & 3));
+        const size_t misalign = static_cast<size_t>((first / per + 1) & 3);
+        const std::string diff = CheckDequantize(c, std::max<int64_t>(first, 0), count, misalign);
         ASSERT_EQ(diff, "") << Where(c, diff) << " first " << first;
       }
     }
