@@ -162,6 +162,11 @@ HWY_INLINE __m512i LowBytesOfPair(__m512i c0, __m512i c1) {
   static constexpr ByteIndex kLowBytes = StridedBytes(4, 0, 1);
   return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kLowBytes.b), c1);
 }
+// Bytes 0..63: the low byte of each lane of c0, c1, c2, c3 (two VPERMT2B and an insert).
+HWY_INLINE __m512i LowBytesOfFour(__m512i c0, __m512i c1, __m512i c2, __m512i c3) {
+  const __m512i lo = LowBytesOfPair(c0, c1), hi = LowBytesOfPair(c2, c3);
+  return _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+}
 #endif
 
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
@@ -310,8 +315,7 @@ template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
 HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_RESTRICT out) {
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
   if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
-    const __m512i lo = LowBytesOfPair(c0.raw, c1.raw), hi = LowBytesOfPair(c2.raw, c3.raw);
-    return _mm512_storeu_si512(out, _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1));
+    return _mm512_storeu_si512(out, LowBytesOfFour(c0.raw, c1.raw, c2.raw, c3.raw));
   }
 #endif
   StoreTwoCodes(df, c0, c1, out);
@@ -368,8 +372,7 @@ HWY_INLINE void PackFourCodes(V c0, V c1, V c2, V c3, uint8_t* HWY_RESTRICT out)
 // 64 codes where the generic joins took 14 to 17.
 template <int kBits>
 HWY_INLINE void PackFourCodes(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint8_t* HWY_RESTRICT out) {
-  const __m512i lo = LowBytesOfPair(c0, c1), hi = LowBytesOfPair(c2, c3);
-  const __m512i b = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+  const __m512i b = LowBytesOfFour(c0, c1, c2, c3);
   constexpr int kSelect = 0xE4;  // c ? a : b, bitwise
   if constexpr (kBits == 4) {
     const __m512i w = _mm512_ternarylogic_epi32(b, _mm512_srli_epi16(b, 4), _mm512_set1_epi16(0x000F), kSelect);
