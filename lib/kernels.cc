@@ -116,7 +116,26 @@ int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<fl
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 namespace qlinear {
+
+namespace {
+bool CpuConvertsBF16() {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  // CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16. (The AVX-512 state is enabled by the OS
+  // wherever an AVX-512 target is dispatched: Highway checks that.)
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)) != 0;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+bool g_cpu_converts_bf16 = CpuConvertsBF16();
 
 HWY_EXPORT(ExecuteQuantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);

@@ -33,6 +33,12 @@ struct QuantParams {
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 
+// Whether this CPU converts float32 to bfloat16 in hardware (x86 AVX512_BF16's VCVTNE2PS2BF16),
+// for the AVX-512 bfloat16 stores (dequantize-inl.h StoreTwoBF16). Set by a static initializer
+// from CPUID; false (the integer rounding: the same bytes) before it runs. Tests clear it to
+// reach the integer rounding on such CPUs.
+extern bool g_cpu_converts_bf16;
+
 // Which plans have a vector path (the rest run through the reference on every target).
 bool VectorQuantizeSupported(const QuantizePlan& p);
 bool VectorDequantizeSupported(const DequantizePlan& p);

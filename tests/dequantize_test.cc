@@ -225,6 +225,28 @@ TEST_P(DequantizeTest, EveryHalfScaleCode) {
   }
 }
 
+// The AVX-512 bfloat16 stores convert in hardware where the CPU can (g_cpu_converts_bf16,
+// lib/kernels.h); the integer rounding that other CPUs use, forced here on those that can: every
+// float8/float4 code with every finite e8m0 scale, and every int8 code with the edge scales.
+TEST_P(DequantizeTest, BFloat16OutputsByIntegerRounding) {
+  if (!HWY_ARCH_X86) GTEST_SKIP() << "the hardware conversion is x86's";
+  struct Restore {
+    bool saved = g_cpu_converts_bf16;
+    ~Restore() { g_cpu_converts_bf16 = saved; }
+  } restore;
+  g_cpu_converts_bf16 = false;
+  CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
+  const int64_t rows = static_cast<int64_t>(kSpecialScales.size()), n = 256 + 4 * lanes_ + 3;
+  std::vector<uint32_t> x;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i * 7 + r) % 256);
+  }
+  DequantizeCall c(Codes(QLINEAR_DTYPE_INT8, x, {rows, n}), F32(kSpecialScales, {rows}), 0);
+  c.attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
+  const std::string diff = CheckDequantize(c, 0, -1, 3);
+  ASSERT_EQ(diff, "") << Where(c, diff);
+}
+
 struct WeightLayout {
   std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
   int64_t axis, block;
