@@ -975,7 +975,10 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 }
 
 // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
-// kPerElement layouts take byte-aligned rows with the same scales four at a time.
+// kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
+// the scales per four rows), below kStreamFrom elements: where memory bounds the call, the
+// eight streams of four rows ran float16/bfloat16 outputs at 0.3-0.9x of one row at a time
+// (16M elements, Zen 5), while in cache four rows gain up to 1.6x.
 template <DType kY, class Dec, class Codes>
 void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, const QuantParams& prm, void* y) {
   const RunKind kind = RunKindOf(p.layout);
@@ -984,7 +987,7 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
     const int64_t e = r.start - p.begin;
     DequantizeRun<kY>(dec, codes, kind, r, e, prm, out + e * YSize(kY));
   };
-  if (kind != RunKind::kPerElement) return ForEachRun(p.layout, p.begin, p.end, one);
+  if (kind != RunKind::kPerElement || p.end - p.begin >= kStreamFrom) return ForEachRun(p.layout, p.begin, p.end, one);
   ForEachRowGroup(
       p.layout, p.begin, p.end,
       [&](const Run& r) { return (r.start - p.begin) % Codes::kPerByte == 0 && r.count % Codes::kPerByte == 0; },

@@ -534,6 +534,44 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   }
 }
 
+// Long float16/bfloat16 outputs of layouts whose rows share a row of scales (per column, blocks
+// along the outer axis) are decoded one row at a time instead of four rows together (fewer
+// concurrent streams where memory bounds the call). Bytes equal the reference's, red zones intact.
+TEST_P(KernelTest, LongHalfOutputsOfSharedScaleRows) {
+  if (!HWY_ARCH_X86) GTEST_SKIP() << "the path is target-independent; x86 runs it natively";
+  std::mt19937 rng(9);
+  constexpr size_t kRed = 64;
+  const WeightCase cases[] = {
+      {QLINEAR_DTYPE_INT8, {4097, 1024}, {1024}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT4, {4100, 1025}, {33, 1025}, 0, 128, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT8E4M3FN, {4099, 1030}, {129, 1030}, 0, 32, false, QLINEAR_DTYPE_FLOAT},
+  };
+  int turn = 0;
+  for (const WeightCase& c : cases) {
+    const WeightData w(c, rng);
+    const int32_t yt = turn++ % 2 ? QLINEAR_DTYPE_FLOAT16 : QLINEAR_DTYPE_BFLOAT16;
+    qlinear_dequantize_attrs a;
+    qlinear_dequantize_attrs_init(&a);
+    a.axis = c.axis;
+    a.block_size = c.block;
+    a.output_dtype = yt;
+    const qlinear_tensor* z = c.zero_points ? &w.tz : nullptr;
+    DequantizePlan plan;
+    ASSERT_EQ(PlanDequantize(&w.tx, &w.ts, z, &a, &plan), QLINEAR_OK) << qlinear_last_error();
+    const size_t ybytes = static_cast<size_t>(w.n) * 2;
+    std::vector<uint8_t> want(ybytes), got(ybytes + 2 * kRed, 0xCD);
+    DequantizeReference(plan, want.data(), 0, w.n);
+    ASSERT_EQ(qlinear_dequantize_linear(&w.tx, &w.ts, z, &a, got.data() + kRed, ybytes), QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(std::memcmp(got.data() + kRed, want.data(), ybytes), 0)
+        << Describe(c.xt, c.st, yt, {c.shape, c.s_shape, a.axis, c.block}, 0);
+    for (size_t i = 0; i < kRed; ++i) {
+      ASSERT_EQ(got[i], 0xCD) << "before y";
+      ASSERT_EQ(got[kRed + ybytes + i], 0xCD) << "after y";
+    }
+  }
+}
+
 // Spans of kAlignFrom elements or more with one scale start their vector loop at y's first
 // cache-line boundary when that element starts a byte of codes (x86). Per tensor, per row
 // (rows of odd length: every other row of a packed tensor starts mid-byte) and blocks of 16K
