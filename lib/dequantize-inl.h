@@ -99,7 +99,8 @@ HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* HW
   if constexpr (hn::MaxLanes(DF()) == 16) {
     if (g_cpu_converts_bf16 && (_mm512_fpclass_ps_mask(v0.raw, 0x20) | _mm512_fpclass_ps_mask(v1.raw, 0x20)) == 0) {
       __m512i r;
-      __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(r) : "v"(v1.raw), "v"(v0.raw));
+      // volatile: kept behind the flag's test (it faults where the CPU lacks it).
+      __asm__ __volatile__("vcvtne2ps2bf16 {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(v1.raw), "v"(v0.raw));
       hn::StoreU(hn::Vec512<uint16_t>{r}, hn::Full512<uint16_t>(), out);
       return;
     }
@@ -976,9 +977,10 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 
 // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
 // kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
-// the scales per four rows), below kStreamFrom elements: where memory bounds the call, the
-// eight streams of four rows ran float16/bfloat16 outputs at 0.3-0.9x of one row at a time
-// (16M elements, Zen 5), while in cache four rows gain up to 1.6x.
+// the scales per four rows); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
+// a parallel piece) one row at a time: where memory bounds the call, the eight streams of four
+// rows ran them at 0.3-0.9x of one row at a time (16M elements, Zen 5), while in cache four rows
+// gain up to 1.6x. (Long float32 outputs are staged on x86 in chunks that keep four rows.)
 template <DType kY, class Dec, class Codes>
 void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, const QuantParams& prm, void* y) {
   const RunKind kind = RunKindOf(p.layout);
@@ -987,7 +989,9 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
     const int64_t e = r.start - p.begin;
     DequantizeRun<kY>(dec, codes, kind, r, e, prm, out + e * YSize(kY));
   };
-  if (kind != RunKind::kPerElement || p.end - p.begin >= kStreamFrom) return ForEachRun(p.layout, p.begin, p.end, one);
+  if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom)) {
+    return ForEachRun(p.layout, p.begin, p.end, one);
+  }
   ForEachRowGroup(
       p.layout, p.begin, p.end,
       [&](const Run& r) { return (r.start - p.begin) % Codes::kPerByte == 0 && r.count % Codes::kPerByte == 0; },

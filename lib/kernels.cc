@@ -128,6 +128,7 @@ bool CpuConvertsBF16() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   // CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16. (The AVX-512 state is enabled by the OS
   // wherever an AVX-512 target is dispatched: Highway checks that.)
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || a < 1) return false;  // a: leaf 7's last sub-leaf
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)) != 0;
 #else
   return false;

@@ -226,25 +226,34 @@ TEST_P(DequantizeTest, EveryHalfScaleCode) {
 }
 
 // The AVX-512 bfloat16 stores convert in hardware where the CPU can (g_cpu_converts_bf16,
-// lib/kernels.h); the integer rounding that other CPUs use, forced here on those that can: every
-// float8/float4 code with every finite e8m0 scale, and every int8 code with the edge scales.
-TEST_P(DequantizeTest, BFloat16OutputsByIntegerRounding) {
-  if (!HWY_ARCH_X86) GTEST_SKIP() << "the hardware conversion is x86's";
+// lib/kernels.h) and fall back to the integer rounding for pairs of vectors holding a subnormal.
+// On such CPUs: every int8 code with finite edge scales (subnormal products, products that round
+// up to Inf) both ways, and, with the integer rounding forced as other CPUs run it, every
+// float8/float4 code with every finite e8m0 scale.
+TEST_P(DequantizeTest, BFloat16OutputsWithAndWithoutTheHardwareConversion) {
+  if (!HWY_ARCH_X86 || lanes_ != 16 || !g_cpu_converts_bf16) {
+    GTEST_SKIP() << "no hardware conversion on this target or CPU: the other tests run the integer rounding";
+  }
   struct Restore {
     bool saved = g_cpu_converts_bf16;
     ~Restore() { g_cpu_converts_bf16 = saved; }
   } restore;
-  g_cpu_converts_bf16 = false;
-  CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
-  const int64_t rows = static_cast<int64_t>(kSpecialScales.size()), n = 256 + 4 * lanes_ + 3;
+  const std::vector<float> scales = {0.037f, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), 1e-40f,
+                                     std::numeric_limits<float>::min(), 3e37f, -0.7f, 1.0f, 2.5e-3f,
+                                     std::numeric_limits<float>::max() / 127.0f, 1e-39f};
+  const int64_t rows = static_cast<int64_t>(scales.size()), n = 256 + 4 * lanes_ + 3;
   std::vector<uint32_t> x;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = 0; i < n; ++i) x.push_back(static_cast<uint32_t>(i * 7 + r) % 256);
   }
-  DequantizeCall c(Codes(QLINEAR_DTYPE_INT8, x, {rows, n}), F32(kSpecialScales, {rows}), 0);
+  DequantizeCall c(Codes(QLINEAR_DTYPE_INT8, x, {rows, n}), F32(scales, {rows}), 0);
   c.attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
-  const std::string diff = CheckDequantize(c, 0, -1, 3);
-  ASSERT_EQ(diff, "") << Where(c, diff);
+  for (bool hardware : {true, false}) {
+    g_cpu_converts_bf16 = hardware;
+    const std::string diff = CheckDequantize(c, 0, -1, 3);
+    ASSERT_EQ(diff, "") << Where(c, diff) << (hardware ? " (hardware conversion)" : " (integer rounding)");
+  }
+  CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
 }
 
 struct WeightLayout {

@@ -536,7 +536,8 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
 
 // Long float16/bfloat16 outputs of layouts whose rows share a row of scales (per column, blocks
 // along the outer axis) are decoded one row at a time instead of four rows together (fewer
-// concurrent streams where memory bounds the call). Bytes equal the reference's, red zones intact.
+// concurrent streams where memory bounds the call): whole calls and a range from inside a row.
+// Bytes equal the reference's, red zones intact.
 TEST_P(KernelTest, LongHalfOutputsOfSharedScaleRows) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "the path is target-independent; x86 runs it natively";
   std::mt19937 rng(9);
@@ -568,6 +569,21 @@ TEST_P(KernelTest, LongHalfOutputsOfSharedScaleRows) {
     for (size_t i = 0; i < kRed; ++i) {
       ASSERT_EQ(got[i], 0xCD) << "before y";
       ASSERT_EQ(got[kRed + ybytes + i], 0xCD) << "after y";
+    }
+    // A range from inside the first row (on a byte) to the end, still over 4M elements.
+    constexpr int64_t kFirst = 2;
+    const size_t rbytes = ybytes - 2 * kFirst;
+    qlinear_tensor xr = w.tx;
+    xr.data = static_cast<const uint8_t*>(w.tx.data) + (c.xt == QLINEAR_DTYPE_UINT4 ? kFirst / 2 : kFirst);
+    std::fill(got.begin(), got.end(), uint8_t{0xCD});
+    ASSERT_EQ(qlinear_dequantize_linear_range(&xr, &w.ts, z, &a, kFirst, w.n - kFirst, got.data() + kRed, rbytes),
+              QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(std::memcmp(got.data() + kRed, want.data() + 2 * kFirst, rbytes), 0)
+        << Describe(c.xt, c.st, yt, {c.shape, c.s_shape, a.axis, c.block}, 0) << " range from " << kFirst;
+    for (size_t i = 0; i < kRed; ++i) {
+      ASSERT_EQ(got[i], 0xCD) << "before the range's y";
+      ASSERT_EQ(got[kRed + rbytes + i], 0xCD) << "after the range's y";
     }
   }
 }
