@@ -93,19 +93,7 @@ HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* HW
   StoreBF16<NaNs::kCanonical>(df, v0, out);
   StoreBF16<NaNs::kCanonical>(df, v1, out + hn::Lanes(df));
 #else
-#if QLINEAR_AVX512 && (defined(__GNUC__) || defined(__clang__))
-  // VCVTNE2PS2BF16 rounds to nearest even and keeps a canonical NaN as RoundedToBF16High does, but
-  // reads subnormal inputs as zeros: pairs that hold one take the integer rounding.
-  if constexpr (hn::MaxLanes(DF()) == 16) {
-    if (g_cpu_converts_bf16 && (_mm512_fpclass_ps_mask(v0.raw, 0x20) | _mm512_fpclass_ps_mask(v1.raw, 0x20)) == 0) {
-      __m512i r;
-      // volatile: kept behind the flag's test (it faults where the CPU lacks it).
-      __asm__ __volatile__("vcvtne2ps2bf16 {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(v1.raw), "v"(v0.raw));
-      hn::StoreU(hn::Vec512<uint16_t>{r}, hn::Full512<uint16_t>(), out);
-      return;
-    }
-  }
-#endif
+  if (StoreTwoBF16InHardware(df, v0, v1, g_cpu_converts_bf16, out)) return;
   const hn::Repartition<uint16_t, DF> d16;
   const auto lo = hn::BitCast(d16, RoundedToBF16High(df, v0));
   const auto hi = hn::BitCast(d16, RoundedToBF16High(df, v1));

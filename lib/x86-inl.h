@@ -1,5 +1,5 @@
 // Per-target operations that x86 does better with AVX-512 instructions Highway 1.0.3 does not
-// expose (masked VPTESTMD, VPMOVDB/VPMOVDW, VPERMT2B, VPERMB with merge masks) or where an x86
+// expose (masked VPTESTMD, VPMOVDB/VPMOVDW, VPERMT2B, VPERMB with merge masks, VCVTNE2PS2BF16) or where an x86
 // quirk saves an operation (MAXPS returns its second operand for a NaN), and the SSE4/AVX2
 // packing of sub-byte codes (PMADDUBSW joins fields where Highway has no such op). Each is a named
 // function with a plain Highway form for every other target. Each replaced form was measured.
@@ -419,6 +419,28 @@ HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY
     return hn::Sub(hn::ShiftRight<FixedPoint::kFractionBits>(t), hn::Set(hn::RebindToSigned<DF>(), FixedPoint::kBaseCode));
   };
   StoreFourCodes(df, code(t0), code(t1), code(t2), code(t3), out);
+}
+
+// Two float32 vectors to 2N bfloat16 at out by VCVTNE2PS2BF16 where `cpu_has_it` (AVX512_BF16)
+// on AVX-512: true when stored. It rounds to nearest even and keeps a canonical NaN as the integer
+// rounding does, but reads subnormal inputs as zeros: pairs that hold one (VFPCLASSPS), and every
+// other target, return false with nothing written.
+template <class DF>
+HWY_INLINE bool StoreTwoBF16InHardware(DF /*df*/, hn::Vec<DF> v0, hn::Vec<DF> v1, bool cpu_has_it,
+                                       uint16_t* HWY_RESTRICT out) {
+#if QLINEAR_AVX512 && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (hn::MaxLanes(DF()) == 16) {
+    if (cpu_has_it && (_mm512_fpclass_ps_mask(v0.raw, 0x20) | _mm512_fpclass_ps_mask(v1.raw, 0x20)) == 0) {
+      __m512i r;
+      // volatile: kept behind the flag's test (it faults where the CPU lacks it).
+      __asm__ __volatile__("vcvtne2ps2bf16 {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(v1.raw), "v"(v0.raw));
+      hn::StoreU(hn::Vec512<uint16_t>{r}, hn::Full512<uint16_t>(), out);
+      return true;
+    }
+  }
+#endif
+  (void)v0, (void)v1, (void)cpu_has_it, (void)out;
+  return false;
 }
 
 }  // namespace HWY_NAMESPACE
