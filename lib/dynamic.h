@@ -112,6 +112,22 @@ void ScalesFromRanges(const DynamicPlan& p, const float* ranges, const DynamicOu
 void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
                 const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1);
 
+// GroupStats's arguments as a job that runs alongside a QuantizeLinear execution.
+struct StatsJob {
+  StatKind kind = StatKind::kAbs;
+  const Layout* layout = nullptr;
+  int64_t begin = 0, end = 0;  // elements
+  DType x_type = DType::kFloat32;
+  const void* x = nullptr;  // element `begin`
+  int64_t g_first = 0;
+  uint32_t* s0 = nullptr;
+  uint32_t* s1 = nullptr;
+};
+// ExecuteQuantize(p, y) on the calling thread with `job` done between its slices (kernels.cc):
+// the job's loads from memory overlap the quantize arithmetic (one chunk's statistics are
+// computed while the chunk before it is quantized).
+void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job);
+
 // The whole computation from the definitions, element by element: statistics through
 // ScaleIndex, ReferenceGroupScale, QuantizeReference with the scales written. The oracle of the
 // tests and the benchmark's reference row.

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "dispatch.h"
+#include "dynamic.h"
 #include "error.h"
 #include "fpenv.h"
 #include "params.h"
@@ -23,6 +24,7 @@
 #define HWY_TARGET_INCLUDE "lib/kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "lib/dynamic-inl.h"
 #include "lib/quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -56,6 +58,41 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
   const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
                         reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision, p.workspace);
   RunPlan<QuantizePiece>(p, y, d.params(), split);
+}
+
+// ExecuteQuantizeDriver on the calling thread with a statistics job (dynamic.h StatsJob) done
+// alongside. Per-axis runs of float32 x whose job is the largest |x| of the runs that follow
+// the plan's elements at a whole number of rows (the next chunk of a per-row dynamic
+// quantization) take it inside the quantize loop (SideStats); the rest of the job, or all of it
+// elsewhere, runs after.
+void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job, QuantizePath path) {
+  if (path == QuantizePath::kAuto) path = kOwnPath;
+  const bool vector = VectorQuantizeSupported(p);
+  const bool reciprocals = vector && p.prec == Prec::kF32 && path == QuantizePath::kReciprocal;
+  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
+                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision, p.workspace);
+  const Layout& l = p.layout;
+  const int64_t distance = job.begin - p.begin;
+  int64_t done = job.begin;  // the job's elements [job.begin, done) are done
+  if (vector && job.kind == StatKind::kAbs && job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 &&
+      job.layout->count == l.count && job.layout->inner == l.inner && job.layout->granularity == l.granularity &&
+      l.granularity == Granularity::kPerAxis && l.outer == 1 && l.inner > 1 &&
+      job.begin == p.end && p.begin % l.inner == 0 && distance % l.inner == 0 && job.end % l.inner == 0) {
+    SideStats side;
+    side.distance = distance;
+    side.end = job.end;
+    side.groups_ahead = distance / l.inner;
+    side.g_first = job.g_first;
+    side.amax = job.s0;
+    if (QuantizeVector(p, d.params(), y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
+  } else {
+    QuantizePiece(p, vector ? d.params() : QuantParams(), y);
+  }
+  if (job.end > done) {
+    GroupStatsVector(job.kind, job.layout[0], done, job.end, job.x_type,
+                     static_cast<const char*>(job.x) + ByteOffset(job.x_type, done - job.begin), job.g_first, job.s0,
+                     job.s1);
+  }
 }
 
 void DynamicQuantizeDriver(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp,
@@ -140,6 +177,7 @@ bool g_cpu_converts_bf16 = CpuConvertsBF16();
 
 HWY_EXPORT(ExecuteQuantizeDriver);
 HWY_EXPORT(DynamicQuantizeDriver);
+HWY_EXPORT(QuantizeWithStatsDriver);
 HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
 HWY_EXPORT(ScaleFactsDriver);
@@ -299,6 +337,10 @@ bool VectorQuantizeSupported(const QuantizePlan& p) {
 
 void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   QLINEAR_DISPATCH(ExecuteQuantizeDriver)(p, y, split, RequestedPath());
+}
+
+void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job) {
+  QLINEAR_DISPATCH(QuantizeWithStatsDriver)(p, y, job, RequestedPath());
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

@@ -33,6 +33,20 @@ struct QuantParams {
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 
+// Statistics that QuantizeLinear's loops compute alongside the runs they quantize (dynamic
+// quantization: the next chunk's largest |x| while this chunk is quantized, from the same loop,
+// so that their loads overlap its arithmetic). A run of one scale (index k) at elements
+// [start, start + count) with start + distance + count <= end also combines the largest |x| of
+// x[start + distance, start + distance + count) (float32 bits; NaN/Inf give >= 0x7F800000) by
+// max into amax[k + groups_ahead - g_first].
+struct SideStats {
+  int64_t distance = 0;
+  int64_t end = 0;
+  int64_t groups_ahead = 0;
+  int64_t g_first = 0;
+  uint32_t* amax = nullptr;
+};
+
 // Whether this CPU converts float32 to bfloat16 in hardware (x86 AVX512_BF16's VCVTNE2PS2BF16),
 // for the AVX-512 bfloat16 stores (dequantize-inl.h StoreTwoBF16). Set by a static initializer
 // from CPUID; false (the integer rounding: the same bytes) before it runs. Tests clear it to

@@ -18,7 +18,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kernels_dynamic.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/dynamic-inl.h"
 
@@ -59,10 +58,6 @@ namespace {
 // int8 per row and int4 blocks of 32 at 64K elements); 64K-element ones gained little more.
 // Chunks hold whole units, so they may be longer.
 constexpr int64_t kChunkElements = 32768;
-
-// From this many elements the next chunk's x is prefetched while the current one is quantized
-// (in cache the prefetches only cost: 14% of an int8 per-row call at 64K elements).
-constexpr int64_t kPrefetchFrom = int64_t{1} << 20;
 
 // Units (dynamic.h) of a one-pass plan: unit u = (outer index o, u % units_per_outer) covers
 // axis rows [ab * unit_rows, min(D, (ab + 1) * unit_rows)) of o, i.e. a contiguous range of
@@ -156,17 +151,36 @@ struct Stats {
     if (TwoStats(p.facts)) s1.reserve(static_cast<size_t>(groups));
   }
   void Compute(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0, int64_t groups) {
-    const RuleFacts& f = p.facts;
-    const bool two = TwoStats(f);
+    const StatsJob job = Start(p, e0, e1, g0, groups);
+    GroupStats(job.kind, *job.layout, e0, e1, job.x_type, job.x, g0, job.s0, job.s1);
+    Finish(p, e0, e1, g0);
+  }
+  // Compute in two steps: zeroed statistics and the fast keys' job, then (after the job has
+  // run) the finite-only keys where the fast ones flagged NaN/Inf.
+  StatsJob Start(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0, int64_t groups) {
+    const bool two = TwoStats(p.facts);
     s0.assign(static_cast<size_t>(groups), 0);
     s1.assign(two ? static_cast<size_t>(groups) : 0, 0);
-    const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
-    GroupStats(FastKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
+    StatsJob job;
+    job.kind = FastKind(p.facts);
+    job.layout = &p.q.layout;
+    job.begin = e0;
+    job.end = e1;
+    job.x_type = p.q.x_type;
+    job.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
+    job.g_first = g0;
+    job.s0 = s0.data();
+    job.s1 = two ? s1.data() : nullptr;
+    return job;
+  }
+  void Finish(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0) {
+    const RuleFacts& f = p.facts;
     if (f.rule != Rule::kAbsMax && f.rule != Rule::kMinMax) return;
     if (!Flagged()) return;
     std::fill(s0.begin(), s0.end(), 0u);
     std::fill(s1.begin(), s1.end(), 0u);
-    GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);
+    const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
+    GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), TwoStats(f) ? s1.data() : nullptr);
   }
   // Whether a statistic is >= kNonFiniteBits: adding 2^23 carries such values (all < 2^31) into
   // bit 31. An OR reduction, which baseline SSE2 vectorizes (unsigned max it does not have).
@@ -210,7 +224,8 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
 // float32-precision decoding of any scale type gives exactly these); its decoded parameters in
 // `ws` (reserved beforehand).
 void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOutputs& out,
-                   const ScaleValues& values, const TaskSplit* split, ParamsWorkspace* ws) {
+                   const ScaleValues& values, const StatsJob* job, ParamsWorkspace* ws,
+                   const TaskSplit* split = nullptr) {
   QuantizePlan q = p.q;
   q.scale_type = DType::kFloat32;
   q.scale = values.get();
@@ -219,14 +234,16 @@ void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOu
   q.end = e1;
   q.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
   q.workspace = ws;
-  ExecuteQuantize(q, static_cast<char*>(out.y) + ByteOffset(q.y_type, e0), split);
+  void* y = static_cast<char*>(out.y) + ByteOffset(q.y_type, e0);
+  if (job != nullptr) return ExecuteQuantizeWithStats(q, y, *job);
+  ExecuteQuantize(q, y, split);
 }
 
 // Everything a run of chunks allocates, allocated before its first output byte is written: an
 // allocation that fails then leaves the outputs untouched (qlinear.h), and parallel tasks never
 // throw.
 struct ChunkBuffers {
-  Stats st;
+  Stats st, next;  // the chunk's statistics and the next chunk's
   std::vector<uint32_t> codes;
   std::vector<int32_t> zps;
   ParamsWorkspace params;
@@ -234,6 +251,7 @@ struct ChunkBuffers {
   // For chunks of at most `groups` groups (statistics, scales, QuantizeLinear's parameters).
   void Reserve(const DynamicPlan& p, int64_t groups) {
     st.Reserve(p, groups);
+    next.Reserve(p, groups);
     codes.reserve(static_cast<size_t>(groups));
     if (p.facts.rule == Rule::kMinMax) zps.reserve(static_cast<size_t>(groups));
     params.Reserve(groups);
@@ -252,27 +270,33 @@ struct ChunkBuffers {
   }
 };
 
-// Units [u0, u1) of a one-pass plan, chunk by chunk, with buffers reserved by ReserveFor.
+// Units [u0, u1) of a one-pass plan, chunk by chunk, with buffers reserved by ReserveFor: each
+// chunk is quantized while the next one's statistics are computed (ExecuteQuantizeWithStats).
 void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
              const DynamicOutputs& out, const ScaleValues& values, ChunkBuffers* b) {
+  const int64_t per_unit = p.groups_per_unit;
+  int64_t c = u0 < u1 ? units.ChunkEnd(u0, u1) : u0;
+  if (u0 < u1) b->st.Compute(p, units.ElemStart(u0), units.ElemStart(c), u0 * per_unit, (c - u0) * per_unit);
   while (u0 < u1) {
-    const int64_t c = units.ChunkEnd(u0, u1);
     const int64_t e0 = units.ElemStart(u0), e1 = units.ElemStart(c);
-    const int64_t g0 = u0 * p.groups_per_unit, g1 = c * p.groups_per_unit;
-    b->st.Compute(p, e0, e1, g0, g1 - g0);
+    const int64_t g0 = u0 * per_unit, g1 = c * per_unit;
     StoreScales(p, b->st, g0, out, values, &b->codes, &b->zps);
-    if (out.y != nullptr && e1 > e0) {
-      // The next chunk's x is fetched while this one is quantized: its statistics pass would
-      // otherwise wait on memory while the core idles (and the quantize pass then run alone).
-      const size_t from = ByteOffset(p.q.x_type, e1);
-      const size_t to = p.q.layout.count >= kPrefetchFrom
-                            ? ByteOffset(p.q.x_type, std::min(units.ElemStart(u1), 2 * e1 - e0))
-                            : from;
-      const char* x = static_cast<const char*>(p.q.x);
-      for (size_t at = from; at < to; at += 64) hwy::Prefetch(x + at);
+    const int64_t next = c < u1 ? units.ChunkEnd(c, u1) : c;
+    const int64_t e2 = units.ElemStart(next);
+    if (next > c) {
+      const StatsJob job = b->next.Start(p, e1, e2, g1, (next - c) * per_unit);
+      if (out.y != nullptr && e1 > e0) {
+        QuantizeRange(p, e0, e1, out, values, &job, &b->params);
+      } else {
+        GroupStats(job.kind, *job.layout, e1, e2, job.x_type, job.x, g1, job.s0, job.s1);
+      }
+      b->next.Finish(p, e1, e2, g1);
+    } else if (out.y != nullptr && e1 > e0) {
       QuantizeRange(p, e0, e1, out, values, nullptr, &b->params);
     }
+    std::swap(b->st, b->next);
     u0 = c;
+    c = next;
   }
 }
 
@@ -321,7 +345,7 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
     }
   }
   StoreScales(p, st, 0, out, values, &b.codes, &b.zps);
-  if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, split, &b.params);
+  if (out.y != nullptr && n > 0) QuantizeRange(p, 0, n, out, values, nullptr, &b.params, split);
 }
 
 }  // namespace

@@ -174,12 +174,43 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   }
 }
 
+// ---- side statistics (kernels.h SideStats) ---------------------------------------------------
+
+// |x| as int32 bits: the key whose max is the largest |x| (NaN/Inf keys >= 0x7F800000).
+template <class DF, class DI = hn::RebindToSigned<DF>>
+HWY_INLINE hn::Vec<DI> AbsKey(DF df, hn::Vec<DF> v) {
+  const DI di;
+  return hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF));
+}
+
+// Combines max(m, keys of side[i, n)) into *amax: whole vectors, then the last full vector
+// (overlapping counted lanes is harmless) or a copy padded with +0.
+template <class XT, class DI = hn::RebindToSigned<hn::ScalableTag<float>>>
+HWY_INLINE void FinishSideRun(const XT* HWY_RESTRICT side, int64_t i, int64_t n, hn::Vec<DI> m,
+                              uint32_t* amax) {
+  const hn::ScalableTag<float> df;
+  const DI di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  for (; i + N <= n; i += N) m = hn::Max(m, AbsKey(df, LoadAsF32(df, side + i)));
+  if (i < n) {
+    HWY_ALIGN XT buf[hn::MaxLanes(df)] = {};  // +0.0 in every float format
+    if (n < N) std::memcpy(buf, side, static_cast<size_t>(n) * sizeof(XT));
+    m = hn::Max(m, AbsKey(df, LoadAsF32(df, n >= N ? side + n - N : buf)));
+  }
+  const uint32_t key = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, m)));
+  *amax = std::max(*amax, key);
+}
+
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
-// elements done (a multiple of 4N).
-template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, class Enc, class XT, class Out>
+// elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax,
+// four side vectors per group, loaded while the group's arithmetic runs (the rest of the side
+// run by FinishSideRun).
+template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false, class Enc,
+          class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
                               const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
-                              const float* HWY_RESTRICT off, Out out) {
+                              const float* HWY_RESTRICT off, Out out, const XT* HWY_RESTRICT side = nullptr,
+                              uint32_t* side_amax = nullptr) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -193,10 +224,18 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
   constexpr int64_t kAhead = 4096 / sizeof(XT), kLine = 64 / sizeof(XT);
+  auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);  // side keys
   auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
     if constexpr (kPrefetch == Prefetch::k4KAhead) {
       const int64_t i = g * 4 * N;
       for (int64_t p = i + kAhead; p < i + kAhead + 4 * N && p < n; p += kLine) hwy::Prefetch(x + p);
+    }
+    if constexpr (kSide) {
+      const XT* sp = side + g * 4 * N;
+      m0 = hn::Max(m0, AbsKey(df, LoadAsF32(df, sp)));
+      m1 = hn::Max(m1, AbsKey(df, LoadAsF32(df, sp + N)));
+      m2 = hn::Max(m2, AbsKey(df, LoadAsF32(df, sp + 2 * N)));
+      m3 = hn::Max(m3, AbsKey(df, LoadAsF32(df, sp + 3 * N)));
     }
   };
   auto codes = [&](int64_t g, int v, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
@@ -215,6 +254,7 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   };
   const int64_t groups = n / (4 * N);
   FlaggedGroups(df, groups, begin, codes, store, divide);
+  if constexpr (kSide) FinishSideRun(side, groups * 4 * N, n, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3)), side_amax);
   return groups * 4 * N;
 }
 
@@ -261,6 +301,26 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
     }
   }
   UnflaggedRest<kScales, Quotients::kDivide>(enc, x, i, n, s, z, out);
+}
+
+// QuantizeSpan of a span with one scale, and the largest |x| of side[0, n) into *side_amax
+// (SideStats): inside the reciprocal path's groups where the span takes them, else by a loop of
+// its own. (A function apart: two more arguments to QuantizeSpan cost rows of 1024 5-9%.)
+template <class Enc, class XT, class Out>
+HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
+                                       const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                                       const int32_t* HWY_RESTRICT z, Out out, bool exact_products,
+                                       const XT* HWY_RESTRICT side, uint32_t* side_amax) {
+  const Enc enc = enc_ref;  // see QuantizeSpan
+  if constexpr (Enc::kReciprocal && std::is_same_v<XT, float>) {
+    if (!exact_products && r != nullptr && enc.margin() == Margin::kFixed) {
+      const int64_t i = SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, Prefetch::kNone, true>(
+          enc, x, n, s, r, z, nullptr, out, side, side_amax);
+      return UnflaggedRest<Scales::kUniform, Quotients::kDivide>(enc, x, i, n, s, z, out);
+    }
+  }
+  FinishSideRun(side, 0, n, hn::Zero(hn::RebindToSigned<hn::ScalableTag<float>>()), side_amax);
+  QuantizeSpan<Scales::kUniform>(enc, x, n, s, r, z, out, nullptr, exact_products);
 }
 
 // Blocks along a run whose vectors lie within one block (period and phase multiples of N), on
@@ -387,10 +447,19 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
   }
 }
 
-// One run, xr[0, run.count) into out[0, run.count).
+// One run, xr[0, run.count) into out[0, run.count); with `side`, a run of one scale also
+// takes its side run (SideStats) where that lies below side->end.
 template <class Enc, class XT, class Out>
 HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const XT* HWY_RESTRICT xr,
-                            const QuantParams& prm, Out out) {
+                            const QuantParams& prm, Out out, const SideStats* side = nullptr) {
+  if constexpr (std::is_same_v<XT, float>) {  // (the only x the callers give a side to)
+    if (side != nullptr && kind == RunKind::kUniform && run.phase + run.count <= run.period &&
+        run.start + side->distance + run.count <= side->end) {
+      const RunParams p = ParamsOfRun(run, prm);
+      return QuantizeSpanWithSide(enc, xr, run.count, p.s, p.r, p.z, out, prm.exact_products, xr + side->distance,
+                                  side->amax + (run.scale_first + side->groups_ahead - side->g_first));
+    }
+  }
   if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
       return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
@@ -520,8 +589,10 @@ inline bool PacksInRegisters(const Layout& l, int per, int64_t lanes) {
   return stretch >= kMinRun && stretch % per == 0;
 }
 
+// Returns whether `side` (or null) was taken: by every run of one scale (float32 x), if any.
 template <class XT, class TOut, class Enc>
-void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y) {
+bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y,
+                 const SideStats* side = nullptr) {
   // Elements [p.begin, p.end); x and y point at element p.begin.
   const XT* x = static_cast<const XT*>(p.x);
   const int bits = Info(p.y_type).bits;
@@ -530,12 +601,15 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
     if constexpr (std::is_same_v<Enc, IntEncoder>) {
-      if (kind == RunKind::kPerElement && prm.offsets != nullptr) return QuantizeRowGroups(enc, p, prm, x, out);
+      if (kind == RunKind::kPerElement && prm.offsets != nullptr) {
+        QuantizeRowGroups(enc, p, prm, x, out);
+        return false;
+      }
     }
     ForEachRun(p.layout, b, p.end, [&](const Run& r) {
-      QuantizeRun(enc, kind, r, x + (r.start - b), prm, out + (r.start - b));
+      QuantizeRun(enc, kind, r, x + (r.start - b), prm, out + (r.start - b), side);
     });
-    return;
+    return true;
   }
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
@@ -553,8 +627,9 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
     if (kind != RunKind::kShortBlocks && PacksInRegisters(p.layout, per, lanes)) {
       auto packed = [&](auto out0) {
         ForEachRun(p.layout, b, p.end, [&](const Run& r) {
-          QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b));
+          QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b), side);
         });
+        return true;
       };
       if constexpr (kFloat4) {
         return packed(PackedOut<4>{out});
@@ -586,6 +661,7 @@ void QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
       PackCodes<2>(reinterpret_cast<const uint8_t*>(codes), padded, out + (c0 - b) / per);
     }
   }
+  return false;
 }
 
 // The encoder of output type kY for a plan.
@@ -600,18 +676,21 @@ auto EncoderFor(const QuantizePlan& p) {
 
 // Vector QuantizeLinear for plans that VectorQuantizeSupported accepts: one instantiation per
 // (x storage, code storage, encoder), generated from the type list.
-inline void QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y) {
+// Returns whether `side` was taken (QuantizeAll).
+inline bool QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y, const SideStats* side = nullptr) {
+  bool taken = false;
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantizeInput(kX)) {
       WithDType(p.y_type, [&](auto yt) {
         constexpr DType kY = decltype(yt)::kType;
         if constexpr (IsQuantized(kY) && kY != DType::kInt32) {
-          QuantizeAll<FloatStorage<kX>, CodeStorage<kY>>(EncoderFor<kY>(p), p, prm, y);
+          taken = QuantizeAll<FloatStorage<kX>, CodeStorage<kY>>(EncoderFor<kY>(p), p, prm, y, side);
         }
       });
     }
   });
+  return taken;
 }
 
 // ---- DynamicQuantizeLinear ------------------------------------------------------------------------

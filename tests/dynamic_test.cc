@@ -774,6 +774,38 @@ TEST_P(DynamicTest, SizesBlocksAndChunks) {
               Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_TENSOR, -1, 0), rng, true);
 }
 
+// Per row with the largest |x| of the next chunk's rows computed inside the quantize loop of
+// this chunk's (float32 x, the reciprocal path's groups; elsewhere by a loop of its own): rows
+// that are and are not whole groups of vectors, a shorter last chunk, NaN/Inf in later chunks
+// (the finite-only rerun), packed, float8, power-of-two (exact products) and int16 (relative
+// margin) outputs, float16 x, and the division path.
+TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
+  std::mt19937 rng(15);
+  const int64_t lanes = DispatchedLanesF32();
+  const std::vector<std::vector<int64_t>> shapes{{67, 1003}, {40, 1024}, {2100, 17}, {9, 4 * lanes * 300 + lanes + 1}};
+  for (const auto& shape : shapes) {  // without NaN/Inf the statistics of the loop are the ones used
+    for (bool specials : {false, true}) {
+      CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
+                  Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, specials);
+    }
+  }
+  const std::vector<int64_t> shape{67, 1003};
+  CheckConfig(QLINEAR_DTYPE_FLOAT, {66, 1004},
+              Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
+              Attrs(QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_AXIS, 0, 0),
+              rng, true);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
+              Attrs(QLINEAR_DTYPE_INT16, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, true);
+  CheckConfig(QLINEAR_DTYPE_FLOAT16, shape,
+              Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, true);
+  SetQuantizePathForTest(QuantizePath::kDivision);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0),
+              rng, true);
+  SetQuantizePathForTest(QuantizePath::kAuto);
+}
+
 // Sharding: ranges of three uneven slices, reduced with max, give the whole tensor's scales
 // through qlinear_dynamic_scales; with ranges NULL it computes them from x.
 TEST_P(DynamicTest, RangesOfSlicesReduceToTheScales) {
