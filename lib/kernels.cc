@@ -65,6 +65,9 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
 // the plan's elements at a whole number of rows (the next chunk of a per-row dynamic
 // quantization) take it inside the quantize loop (SideStats); the rest of the job, or all of it
 // elsewhere, runs after.
+// Tensors from this many elements (16 MB of float32) prefetch the side runs (SideStats).
+constexpr int64_t kSidePrefetchFrom = int64_t{4} << 20;
+
 void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job, QuantizePath path) {
   if (path == QuantizePath::kAuto) path = kOwnPath;
   const bool vector = VectorQuantizeSupported(p);
@@ -84,6 +87,7 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
     side.groups_ahead = distance / l.inner;
     side.g_first = job.g_first;
     side.amax = job.s0;
+    side.prefetch = l.count >= kSidePrefetchFrom;
     if (QuantizeVector(p, d.params(), y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
   } else {
     QuantizePiece(p, vector ? d.params() : QuantParams(), y);

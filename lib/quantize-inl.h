@@ -204,13 +204,13 @@ HWY_INLINE void FinishSideRun(const XT* HWY_RESTRICT side, int64_t i, int64_t n,
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
 // elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax,
 // four side vectors per group, loaded while the group's arithmetic runs (the rest of the side
-// run by FinishSideRun).
+// run by FinishSideRun); side_room: elements readable from side (>= n), for the prefetches.
 template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false, class Enc,
           class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
                               const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
                               const float* HWY_RESTRICT off, Out out, const XT* HWY_RESTRICT side = nullptr,
-                              uint32_t* side_amax = nullptr) {
+                              uint32_t* side_amax = nullptr, int64_t side_room = 0) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -226,9 +226,11 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   constexpr int64_t kAhead = 4096 / sizeof(XT), kLine = 64 / sizeof(XT);
   auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);  // side keys
   auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
-    if constexpr (kPrefetch == Prefetch::k4KAhead) {
+    if constexpr (kPrefetch == Prefetch::k4KAhead) {  // x, or with kSide the side run
       const int64_t i = g * 4 * N;
-      for (int64_t p = i + kAhead; p < i + kAhead + 4 * N && p < n; p += kLine) hwy::Prefetch(x + p);
+      const XT* from = kSide ? side : x;
+      const int64_t room = kSide ? side_room : n;
+      for (int64_t p = i + kAhead; p < i + kAhead + 4 * N && p < room; p += kLine) hwy::Prefetch(from + p);
     }
     if constexpr (kSide) {
       const XT* sp = side + g * 4 * N;
@@ -306,16 +308,22 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
 // QuantizeSpan of a span with one scale, and the largest |x| of side[0, n) into *side_amax
 // (SideStats): inside the reciprocal path's groups where the span takes them, else by a loop of
 // its own. (A function apart: two more arguments to QuantizeSpan cost rows of 1024 5-9%.)
+// prefetch: the side run 4 KB ahead of its loads (SideStats::prefetch).
 template <class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                        const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
                                        const int32_t* HWY_RESTRICT z, Out out, bool exact_products,
-                                       const XT* HWY_RESTRICT side, uint32_t* side_amax) {
+                                       const XT* HWY_RESTRICT side, uint32_t* side_amax, int64_t side_room,
+                                       bool prefetch) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   if constexpr (Enc::kReciprocal && std::is_same_v<XT, float>) {
     if (!exact_products && r != nullptr && enc.margin() == Margin::kFixed) {
-      const int64_t i = SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, Prefetch::kNone, true>(
-          enc, x, n, s, r, z, nullptr, out, side, side_amax);
+      auto groups = [&](auto ahead) {
+        return SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, decltype(ahead)::value, true>(
+            enc, x, n, s, r, z, nullptr, out, side, side_amax, side_room);
+      };
+      const int64_t i = prefetch ? groups(std::integral_constant<Prefetch, Prefetch::k4KAhead>())
+                                 : groups(std::integral_constant<Prefetch, Prefetch::kNone>());
       return UnflaggedRest<Scales::kUniform, Quotients::kDivide>(enc, x, i, n, s, z, out);
     }
   }
@@ -457,7 +465,8 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
         run.start + side->distance + run.count <= side->end) {
       const RunParams p = ParamsOfRun(run, prm);
       return QuantizeSpanWithSide(enc, xr, run.count, p.s, p.r, p.z, out, prm.exact_products, xr + side->distance,
-                                  side->amax + (run.scale_first + side->groups_ahead - side->g_first));
+                                  side->amax + (run.scale_first + side->groups_ahead - side->g_first),
+                                  side->end - run.start - side->distance, side->prefetch);
     }
   }
   if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
