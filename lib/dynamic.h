@@ -123,9 +123,9 @@ struct StatsJob {
   uint32_t* s0 = nullptr;
   uint32_t* s1 = nullptr;
 };
-// ExecuteQuantize(p, y) on the calling thread with `job` done between its slices (kernels.cc):
-// the job's loads from memory overlap the quantize arithmetic (one chunk's statistics are
-// computed while the chunk before it is quantized).
+// ExecuteQuantize(p, y) on the calling thread with `job` done too (kernels.cc): inside the
+// quantize loop where it can (per row, SideStats), so that the job's loads overlap the quantize
+// arithmetic, else after the execution.
 void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job);
 
 // The whole computation from the definitions, element by element: statistics through

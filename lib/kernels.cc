@@ -61,11 +61,13 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
 }
 
 // ExecuteQuantizeDriver on the calling thread with a statistics job (dynamic.h StatsJob) done
-// alongside. Per-axis runs of float32 x whose job is the largest |x| of the runs that follow
+// alongside. Per-axis runs of float32 x whose job is the largest |x| of the rows that follow
 // the plan's elements at a whole number of rows (the next chunk of a per-row dynamic
-// quantization) take it inside the quantize loop (SideStats); the rest of the job, or all of it
-// elsewhere, runs after.
-// Tensors from this many elements (16 MB of float32) prefetch the side runs (SideStats).
+// quantization) take it inside the quantize loop (SideStats) where that loop is the reciprocal
+// path's groups (reciprocals that are not all exact products, <= 8-bit integer or float8/float4
+// outputs); the rest of the job, or all of it elsewhere, runs after.
+// Tensors from this many elements (16 MB of float32) prefetch the side runs (SideStats): beyond
+// the last-level cache; at 1M elements the prefetches cost 11% (docs/dynamic.md).
 constexpr int64_t kSidePrefetchFrom = int64_t{4} << 20;
 
 void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job, QuantizePath path) {
@@ -77,9 +79,12 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
   const Layout& l = p.layout;
   const int64_t distance = job.begin - p.begin;
   int64_t done = job.begin;  // the job's elements [job.begin, done) are done
-  if (vector && job.kind == StatKind::kAbs && job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 &&
+  const QuantParams& prm = d.params();
+  const bool fused_loop = vector && prm.recips != nullptr && !prm.exact_products && Info(p.y_type).bits <= 8;
+  // (rows from kPrefetchFrom elements keep QuantizeSpan's own prefetching of x)
+  if (fused_loop && job.kind == StatKind::kAbs && job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 &&
       job.layout->count == l.count && job.layout->inner == l.inner && job.layout->granularity == l.granularity &&
-      l.granularity == Granularity::kPerAxis && l.outer == 1 && l.inner > 1 &&
+      l.granularity == Granularity::kPerAxis && l.outer == 1 && l.inner > 1 && l.inner < kPrefetchFrom &&
       job.begin == p.end && p.begin % l.inner == 0 && distance % l.inner == 0 && job.end % l.inner == 0) {
     SideStats side;
     side.distance = distance;
@@ -88,9 +93,9 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
     side.g_first = job.g_first;
     side.amax = job.s0;
     side.prefetch = l.count >= kSidePrefetchFrom;
-    if (QuantizeVector(p, d.params(), y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
+    if (QuantizeVector(p, prm, y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
   } else {
-    QuantizePiece(p, vector ? d.params() : QuantParams(), y);
+    QuantizePiece(p, vector ? prm : QuantParams(), y);
   }
   if (job.end > done) {
     GroupStatsVector(job.kind, job.layout[0], done, job.end, job.x_type,

@@ -45,8 +45,8 @@ struct SideStats {
   int64_t groups_ahead = 0;
   int64_t g_first = 0;
   uint32_t* amax = nullptr;
-  // Prefetch the side runs 4 KB ahead: x beyond the last-level cache, where the loop otherwise
-  // waits on memory (1.45x at 16M elements, but 0.9x at 1M; docs/dynamic.md).
+  // Prefetch the side runs 4 KB ahead (x beyond the last-level cache, where the loop otherwise
+  // waits on memory).
   bool prefetch = false;
 };
 

@@ -248,10 +248,11 @@ struct ChunkBuffers {
   std::vector<int32_t> zps;
   ParamsWorkspace params;
 
-  // For chunks of at most `groups` groups (statistics, scales, QuantizeLinear's parameters).
-  void Reserve(const DynamicPlan& p, int64_t groups) {
+  // For chunks of at most `groups` groups (statistics, scales, QuantizeLinear's parameters);
+  // `pipelined`: the next chunk's statistics too (OnePass).
+  void Reserve(const DynamicPlan& p, int64_t groups, bool pipelined = false) {
     st.Reserve(p, groups);
-    next.Reserve(p, groups);
+    if (pipelined) next.Reserve(p, groups);
     codes.reserve(static_cast<size_t>(groups));
     if (p.facts.rule == Rule::kMinMax) zps.reserve(static_cast<size_t>(groups));
     params.Reserve(groups);
@@ -266,7 +267,7 @@ struct ChunkBuffers {
       most = std::max({most, (c - u) * p.groups_per_unit, window});
       u = c;
     }
-    Reserve(p, most);
+    Reserve(p, most, true);
   }
 };
 

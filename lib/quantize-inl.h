@@ -598,7 +598,7 @@ inline bool PacksInRegisters(const Layout& l, int per, int64_t lanes) {
   return stretch >= kMinRun && stretch % per == 0;
 }
 
-// Returns whether `side` (or null) was taken: by every run of one scale (float32 x), if any.
+// Returns whether `side` was taken: by every run of one scale (float32 x), if any.
 template <class XT, class TOut, class Enc>
 bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y,
                  const SideStats* side = nullptr) {
@@ -607,6 +607,7 @@ bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   const int bits = Info(p.y_type).bits;
   const int64_t b = p.begin;
   const RunKind kind = RunKindOf(p.layout);
+  const bool takes_side = side != nullptr && kind == RunKind::kUniform && std::is_same_v<XT, float>;
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
     if constexpr (std::is_same_v<Enc, IntEncoder>) {
@@ -618,7 +619,7 @@ bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
     ForEachRun(p.layout, b, p.end, [&](const Run& r) {
       QuantizeRun(enc, kind, r, x + (r.start - b), prm, out + (r.start - b), side);
     });
-    return true;
+    return takes_side;
   }
   uint8_t* out = static_cast<uint8_t*>(y);
   const int per = 8 / bits;
@@ -638,7 +639,7 @@ bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
         ForEachRun(p.layout, b, p.end, [&](const Run& r) {
           QuantizeRun(enc, kind, r, x + (r.start - b), prm, out0 + (r.start - b), side);
         });
-        return true;
+        return takes_side;
       };
       if constexpr (kFloat4) {
         return packed(PackedOut<4>{out});

@@ -589,6 +589,16 @@ void Backwards(void*, int64_t count, qlinear_task_fn task, void* ctx) {
   for (int64_t i = count - 1; i >= 0; --i) task(ctx, i);
 }
 
+// The parallel call through Backwards.
+Out CallInTasks(const qlinear_tensor& x, const qlinear_dynamic_attrs& a, int32_t threads, int64_t min_per_task) {
+  qlinear_parallel_options par;
+  qlinear_parallel_options_init(&par);
+  par.max_threads = threads;
+  par.min_elements_per_task = min_per_task;
+  par.parallel_for = Backwards;
+  return Call(x, a, &par);
+}
+
 // The scale's shape as qlinear.h describes it.
 std::vector<int64_t> ScaleShape(const std::vector<int64_t>& shape, const qlinear_dynamic_attrs& a) {
   const int64_t ax = a.axis < 0 ? a.axis + static_cast<int64_t>(shape.size()) : a.axis;
@@ -682,12 +692,7 @@ void CheckConfig(int32_t xt, const std::vector<int64_t>& shape, const qlinear_dy
   }
 
   // Parallel: a caller's runner (tasks in reverse order), small tasks.
-  qlinear_parallel_options par;
-  qlinear_parallel_options_init(&par);
-  par.max_threads = 5;
-  par.min_elements_per_task = 64;
-  par.parallel_for = Backwards;
-  const Out op = Call(tx, a, &par);
+  const Out op = CallInTasks(tx, a, 5, 64);
   ASSERT_EQ(op.status, QLINEAR_OK) << op.message;
   ASSERT_EQ(op.y, o.y) << "parallel y differs: " << what;
   ASSERT_EQ(op.scale, o.scale) << "parallel scales differ: " << what;
@@ -776,10 +781,10 @@ TEST_P(DynamicTest, SizesBlocksAndChunks) {
 }
 
 // Per row with the largest |x| of the next chunk's rows computed inside the quantize loop of
-// this chunk's (float32 x, the reciprocal path's groups; elsewhere by a loop of its own): rows
-// that are and are not whole groups of vectors, a shorter last chunk, NaN/Inf in later chunks
-// (the finite-only rerun), packed, float8, power-of-two (exact products) and int16 (relative
-// margin) outputs, float16 x, and the division path.
+// this chunk's (float32 x, the reciprocal path's groups; elsewhere after the chunk): rows that
+// are and are not whole groups of vectors, a shorter last chunk, NaN/Inf in later chunks (the
+// finite-only rerun), packed, float8, power-of-two (exact products) and int16 (relative margin)
+// outputs, float16/bfloat16 x, parallel tasks of several chunks, and the division path.
 TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
   std::mt19937 rng(15);
   const int64_t lanes = DispatchedLanesF32();
@@ -801,6 +806,24 @@ TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
               Attrs(QLINEAR_DTYPE_INT16, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, true);
   CheckConfig(QLINEAR_DTYPE_FLOAT16, shape,
               Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, true);
+  CheckConfig(QLINEAR_DTYPE_BFLOAT16, shape,
+              Attrs(QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
+              Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_POW2_CEIL, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  {
+    // Parallel tasks of several chunks each (CheckConfig's tasks are one chunk or less).
+    const std::vector<int64_t> big{200, 1003};
+    const qlinear_dynamic_attrs a = Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0);
+    CheckConfig(QLINEAR_DTYPE_FLOAT, big, a, rng, false);
+    const XData x = MakeX(QLINEAR_DTYPE_FLOAT, 200 * 1003, rng, false);
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, big.data(), x.bytes.data()};
+    const Out serial = Call(tx, a);
+    const Out parallel = CallInTasks(tx, a, 3, 70000);
+    ASSERT_EQ(serial.status, QLINEAR_OK);
+    ASSERT_EQ(parallel.status, QLINEAR_OK);
+    EXPECT_EQ(parallel.y, serial.y);
+    EXPECT_EQ(parallel.scale, serial.scale);
+  }
   SetQuantizePathForTest(QuantizePath::kDivision);
   CheckConfig(QLINEAR_DTYPE_FLOAT, shape, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0),
               rng, true);
