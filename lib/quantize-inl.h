@@ -32,6 +32,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/convert-inl.h"
+#include "lib/dynamic-inl.h"
 #include "lib/encode-inl.h"
 #include "lib/kernels.h"
 #include "lib/pack-inl.h"
@@ -174,37 +175,11 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   }
 }
 
-// ---- side statistics (kernels.h SideStats) ---------------------------------------------------
-
-// |x| as int32 bits: the key whose max is the largest |x| (NaN/Inf keys >= 0x7F800000).
-template <class DF, class DI = hn::RebindToSigned<DF>>
-HWY_INLINE hn::Vec<DI> AbsKey(DF df, hn::Vec<DF> v) {
-  const DI di;
-  return hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF));
-}
-
-// Combines max(m, keys of side[i, n)) into *amax: whole vectors, then the last full vector
-// (overlapping counted lanes is harmless) or a copy padded with +0.
-template <class XT, class DI = hn::RebindToSigned<hn::ScalableTag<float>>>
-HWY_INLINE void FinishSideRun(const XT* HWY_RESTRICT side, int64_t i, int64_t n, hn::Vec<DI> m,
-                              uint32_t* amax) {
-  const hn::ScalableTag<float> df;
-  const DI di;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  for (; i + N <= n; i += N) m = hn::Max(m, AbsKey(df, LoadAsF32(df, side + i)));
-  if (i < n) {
-    HWY_ALIGN XT buf[hn::MaxLanes(df)] = {};  // +0.0 in every float format
-    if (n < N) std::memcpy(buf, side, static_cast<size_t>(n) * sizeof(XT));
-    m = hn::Max(m, AbsKey(df, LoadAsF32(df, n >= N ? side + n - N : buf)));
-  }
-  const uint32_t key = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, m)));
-  *amax = std::max(*amax, key);
-}
-
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
-// elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax,
-// four side vectors per group, loaded while the group's arithmetic runs (the rest of the side
-// run by FinishSideRun); side_room: elements readable from side (>= n), for the prefetches.
+// elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax
+// (SideStats), four side vectors per group, loaded while the group's arithmetic runs (the rest
+// of the side run by the statistics kernel, dynamic-inl.h); side_room: elements readable from
+// side (>= n), for the prefetches.
 template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false, class Enc,
           class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
@@ -234,10 +209,11 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
     }
     if constexpr (kSide) {
       const XT* sp = side + g * 4 * N;
-      m0 = hn::Max(m0, AbsKey(df, LoadAsF32(df, sp)));
-      m1 = hn::Max(m1, AbsKey(df, LoadAsF32(df, sp + N)));
-      m2 = hn::Max(m2, AbsKey(df, LoadAsF32(df, sp + 2 * N)));
-      m3 = hn::Max(m3, AbsKey(df, LoadAsF32(df, sp + 3 * N)));
+      using K = StatKeys<StatKind::kAbs>;
+      m0 = hn::Max(m0, K::First(df, LoadAsF32(df, sp)));
+      m1 = hn::Max(m1, K::First(df, LoadAsF32(df, sp + N)));
+      m2 = hn::Max(m2, K::First(df, LoadAsF32(df, sp + 2 * N)));
+      m3 = hn::Max(m3, K::First(df, LoadAsF32(df, sp + 3 * N)));
     }
   };
   auto codes = [&](int64_t g, int v, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
@@ -256,7 +232,12 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   };
   const int64_t groups = n / (4 * N);
   FlaggedGroups(df, groups, begin, codes, store, divide);
-  if constexpr (kSide) FinishSideRun(side, groups * 4 * N, n, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3)), side_amax);
+  if constexpr (kSide) {
+    Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))))),
+            side_amax);
+    const int64_t rest = groups * 4 * N;
+    if (rest < n) SegmentStats<StatKeys<StatKind::kAbs>>(side + rest, n - rest, side_amax, nullptr);
+  }
   return groups * 4 * N;
 }
 
@@ -327,7 +308,7 @@ HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRIC
       return UnflaggedRest<Scales::kUniform, Quotients::kDivide>(enc, x, i, n, s, z, out);
     }
   }
-  FinishSideRun(side, 0, n, hn::Zero(hn::RebindToSigned<hn::ScalableTag<float>>()), side_amax);
+  SegmentStats<StatKeys<StatKind::kAbs>>(side, n, side_amax, nullptr);
   QuantizeSpan<Scales::kUniform>(enc, x, n, s, r, z, out, nullptr, exact_products);
 }
 
