@@ -124,8 +124,8 @@ struct StatsJob {
   uint32_t* s1 = nullptr;
 };
 // ExecuteQuantize(p, y) on the calling thread with `job` done too (kernels.cc): inside the
-// quantize loop where it can (per row, SideStats), so that the job's loads overlap the quantize
-// arithmetic, else after the execution.
+// quantize loop where it can (per row, blocks along the last axis: SideStats), so that the
+// job's loads overlap the quantize arithmetic, else after the execution.
 void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job);
 
 // The whole computation from the definitions, element by element: statistics through

@@ -61,11 +61,12 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
 }
 
 // ExecuteQuantizeDriver on the calling thread with a statistics job (dynamic.h StatsJob) done
-// alongside. Per-axis runs of float32 x whose job is the largest |x| of the rows that follow
-// the plan's elements at a whole number of rows (the next chunk of a per-row dynamic
-// quantization) take it inside the quantize loop (SideStats) where that loop is the reciprocal
-// path's groups (reciprocals that are not all exact products, <= 8-bit integer or float8/float4
-// outputs); the rest of the job, or all of it elsewhere, runs after.
+// alongside. Runs of float32 x whose job is the largest |x| of the elements that follow the
+// plan's, at a distance that maps each group onto a group a fixed number further on (the next
+// chunk of a dynamic quantization), take it inside the quantize loop (SideStats) where that loop
+// is the reciprocal path's groups into <= 8-bit integer or float8/float4 outputs: per-axis rows
+// (reciprocals that are not all exact products) and blocks along the last axis (BlockSide, also
+// with exact products: MX, POW2_CEIL); the rest of the job, or all of it elsewhere, runs after.
 // Tensors from this many elements (16 MB of float32) prefetch the side runs (SideStats): beyond
 // the last-level cache; at 1M elements the prefetches cost 11% (docs/dynamic.md).
 constexpr int64_t kSidePrefetchFrom = int64_t{4} << 20;
@@ -80,16 +81,23 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
   const int64_t distance = job.begin - p.begin;
   int64_t done = job.begin;  // the job's elements [job.begin, done) are done
   const QuantParams& prm = d.params();
-  const bool fused_loop = vector && prm.recips != nullptr && !prm.exact_products && Info(p.y_type).bits <= 8;
+  const bool fused_loop = vector && prm.recips != nullptr && Info(p.y_type).bits <= 8 && job.kind == StatKind::kAbs &&
+                          job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 && job.begin == p.end &&
+                          job.layout->count == l.count && job.layout->inner == l.inner &&
+                          job.layout->granularity == l.granularity && job.layout->block == l.block &&
+                          job.layout->axis_dim == l.axis_dim;
   // (rows from kPrefetchFrom elements keep QuantizeSpan's own prefetching of x)
-  if (fused_loop && job.kind == StatKind::kAbs && job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 &&
-      job.layout->count == l.count && job.layout->inner == l.inner && job.layout->granularity == l.granularity &&
-      l.granularity == Granularity::kPerAxis && l.outer == 1 && l.inner > 1 && l.inner < kPrefetchFrom &&
-      job.begin == p.end && p.begin % l.inner == 0 && distance % l.inner == 0 && job.end % l.inner == 0) {
+  const bool rows = fused_loop && !prm.exact_products && l.granularity == Granularity::kPerAxis && l.outer == 1 &&
+                    l.inner > 1 && l.inner < kPrefetchFrom && p.begin % l.inner == 0 && distance % l.inner == 0 &&
+                    job.end % l.inner == 0;
+  // Blocks along the last axis: rows of whole blocks shift by whole blocks, others by whole rows.
+  const int64_t shift = l.axis_dim % std::max<int64_t>(l.block, 1) == 0 ? l.block : l.axis_dim;
+  const bool blocks = fused_loop && RunKindOf(l) == RunKind::kBlocks && p.begin % shift == 0 && distance % shift == 0;
+  if (rows || blocks) {
     SideStats side;
     side.distance = distance;
     side.end = job.end;
-    side.groups_ahead = distance / l.inner;
+    side.groups_ahead = rows ? distance / l.inner : distance / shift * (shift == l.block ? 1 : l.scale_axis);
     side.g_first = job.g_first;
     side.amax = job.s0;
     side.prefetch = l.count >= kSidePrefetchFrom;

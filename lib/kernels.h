@@ -38,7 +38,8 @@ struct QuantParams {
 // so that their loads overlap its arithmetic). A run of one scale (index k) at elements
 // [start, start + count) with start + distance + count <= end also combines the largest |x| of
 // x[start + distance, start + distance + count) (float32 bits; NaN/Inf give >= 0x7F800000) by
-// max into amax[k + groups_ahead - g_first].
+// max into amax[k + groups_ahead - g_first]. A run of blocks (RunKind::kBlocks) does the same
+// per block, up to end (quantize-inl.h BlockSide).
 struct SideStats {
   int64_t distance = 0;
   int64_t end = 0;

@@ -312,17 +312,62 @@ HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRIC
   QuantizeSpan<Scales::kUniform>(enc, x, n, s, r, z, out, nullptr, exact_products);
 }
 
+// The statistics side of a kBlocks run (SideStats): the largest |x| of each block of x[0, count)
+// into amax[0, ...), blocks counted from x (a block boundary), as the run's own are.
+struct BlockSide {
+  const float* x;
+  int64_t count;
+  uint32_t* amax;
+  bool prefetch;  // 4 KB ahead (SideStats::prefetch)
+};
+
+// Side statistics inside a block loop: at the first of every N blocks' groups, the N side blocks
+// at the same place (a statistics tree, dynamic-inl.h TreeBlocks), `trees` of them; their loads
+// and reductions overlap the groups' arithmetic. kVectors: TreeBlocks' unrolling (vectors per
+// block, 0: any); -1: no side.
+template <int kVectors>
+struct SideTrees {
+  SideTrees(const BlockSide* side, int64_t trees, int64_t period)
+      : side_(side), trees_(trees), period_(period), prefetch_(side != nullptr && side->prefetch) {}
+  HWY_INLINE void AtGroup(int64_t g) {
+#if QLINEAR_DYNAMIC_TREE
+    if constexpr (kVectors >= 0) {
+      const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+      if (prefetch_) {  // the group's share of the side, 4 KB ahead of the next tree
+        const int64_t ahead = 1024 + N * period_;
+        for (int64_t i = g * 4 * N + ahead; i < (g + 1) * 4 * N + ahead && i < side_->count; i += 16) {
+          hwy::Prefetch(side_->x + i);
+        }
+      }
+      if (g == next_ && tree_ < trees_) {
+        TreeBlocks<StatKeys<StatKind::kAbs>, kVectors>(side_->x + tree_ * N * period_, period_, side_->amax + tree_ * N,
+                                                      nullptr);
+        ++tree_;
+        next_ += (kVectors > 0 ? kVectors * N : period_) / 4;  // groups per tree (N blocks)
+      }
+    }
+#else
+    (void)g;
+#endif
+  }
+  const BlockSide* side_;
+  int64_t trees_, period_;
+  bool prefetch_;
+  int64_t tree_ = 0, next_ = 0;
+};
+
 // Blocks along a run whose vectors lie within one block (period and phase multiples of N), on
 // the reciprocal path: the run as a stream of groups of four vectors, each vector with its
 // block's broadcast reciprocal and zero offset (broadcast loads, no ALU op); flagged vectors are
 // redone by division with their block's scale. Blocks of 32 were otherwise a pair of vectors per
 // block, each with its own flag test, branches and narrowing. off: per-block zero offsets, or
 // null (the encoder's ZeroOffset of z[k]). Returns the elements done (a multiple of 4N).
-template <class Enc, class XT, class Out>
+template <int kSideVectors = -1, class Enc, class XT, class Out>
 HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                const XT* HWY_RESTRICT x, const float* HWY_RESTRICT s,
                                const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
-                               const float* HWY_RESTRICT off, Out out) {
+                               const float* HWY_RESTRICT off, Out out, const BlockSide* side = nullptr,
+                               int64_t trees = 0) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -331,7 +376,9 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
   const int64_t per_block = period / N;         // vectors per block
   int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
   int64_t kk[4];                                // blocks of the group's vectors
-  auto begin = [&](int64_t) QLINEAR_INLINE_LAMBDA {
+  SideTrees<kSideVectors> side_trees(side, trees, period);
+  auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
+    side_trees.AtGroup(g);
     for (int v = 0; v < 4; ++v) {
       kk[v] = k;
       if (--left == 0) {
@@ -380,15 +427,17 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
 
 // The same with power-of-two scales (QuantParams::exact_products): each vector's codes from its
 // block's exact products, four vectors per store, no flags.
-template <class Enc, class XT, class Out>
+template <int kSideVectors = -1, class Enc, class XT, class Out>
 HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                       const XT* HWY_RESTRICT x, const float* HWY_RESTRICT r,
-                                      const int32_t* HWY_RESTRICT z, Out out) {
+                                      const int32_t* HWY_RESTRICT z, Out out, const BlockSide* side = nullptr,
+                                      int64_t trees = 0) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const int64_t per_block = period / N;
   int64_t k = 0, left = per_block - phase / N;
+  SideTrees<kSideVectors> side_trees(side, trees, period);
   auto codes = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto c = VectorCodes<Quotients::kExactProduct>(enc, df, x + i, hn::Set(df, r[k]), hn::Set(di, z[k]));
     if (--left == 0) {
@@ -399,34 +448,85 @@ HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t ph
   };
   int64_t i = 0;
   for (; i + 4 * N <= count; i += 4 * N) {
+    side_trees.AtGroup(i / (4 * N));
     const auto c0 = codes(i), c1 = codes(i + N), c2 = codes(i + 2 * N), c3 = codes(i + 3 * N);
     StoreFourCodes(df, c0, c1, c2, c3, out + i);
   }
   return i;
 }
 
+// Whether a block loop takes side statistics (BlockSide): float32 x into the <= 8-bit signed
+// types of ABSMAX and MX (not uint8, int16 or uint16), where the statistics tree exists.
+template <class Enc, class XT, class Out>
+constexpr bool TakesBlockSide() {
+  if constexpr (!QLINEAR_DYNAMIC_TREE || !std::is_same_v<XT, float>) {
+    return false;
+  } else if constexpr (std::is_pointer_v<Out>) {
+    return sizeof(std::remove_pointer_t<Out>) == 1 && !(std::is_same_v<Enc, IntEncoder> && std::is_same_v<Out, uint8_t*>);
+  } else {
+    return true;  // packed sub-byte outputs
+  }
+}
+
+// BlockGroups (or ProductBlockGroups) of a run starting on a block, with the side statistics
+// (BlockSide) of as many whole trees of N blocks as the groups cover: unrolled for blocks of 2, 4
+// or 8 vectors. Returns the elements done; *side_done: the side elements done. (A function apart:
+// inlined into QuantizeBlocks, its variants slowed the loops without a side by 6-25%.)
+template <class Enc, class Out>
+HWY_NOINLINE int64_t BlockGroupsWithSide(const Enc& enc, int64_t period, int64_t count, const float* HWY_RESTRICT x,
+                                         const RunParams& p, bool exact_products, Out out, const BlockSide& side,
+                                         int64_t* side_done) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  const int64_t trees = std::min(count / (4 * N) * 4 * N, side.count) / (N * period);
+  *side_done = trees * N * period;
+  auto groups = [&](auto side_vectors) {
+    constexpr int kV = decltype(side_vectors)::value;
+    return exact_products ? ProductBlockGroups<kV>(enc, period, 0, count, x, p.r, p.z, out, &side, trees)
+                          : BlockGroups<kV>(enc, period, 0, count, x, p.s, p.r, p.z, p.off, out, &side, trees);
+  };
+  switch (period / N) {
+    case 2: return groups(std::integral_constant<int, 2>());
+    case 4: return groups(std::integral_constant<int, 4>());
+    case 8: return groups(std::integral_constant<int, 8>());
+    default: return groups(std::integral_constant<int, 0>());
+  }
+}
+
 // A kBlocks run spanning more than one block: BlockGroups (or ProductBlockGroups) where the
 // blocks are whole vectors, the rest a span per block. A run that starts inside a block off a
 // vector boundary (a range call) finishes that block as a span first; on packed outputs that
 // block's end is on a byte, as every block start is (quantize-inl.h PacksInRegisters).
+// With `side` (a run starting on a block): also side statistics, inside the block loop where
+// it runs; returns the side elements done (the caller does the rest).
 template <class Enc, class XT, class Out>
-HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x, const RunParams& p,
-                                 bool exact_products, Out out) {
+HWY_NOINLINE int64_t QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* HWY_RESTRICT x, const RunParams& p,
+                                    bool exact_products, Out out, const BlockSide* side = nullptr) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   // Locals: byte stores may alias `run` (GCC reloaded its fields after every block).
   const int64_t period = run.period, phase = run.phase, count = run.count;
-  int64_t j = 0;
+  int64_t j = 0, side_done = 0;
   if (p.r != nullptr && period % N == 0) {
     if (phase % N != 0) {
       j = period - phase;  // < count: the run spans more than one block
       QuantizeSpan<Scales::kUniform>(enc, x, j, p.s, p.r, p.z, out, nullptr, exact_products);
     }
     const int64_t k = j == 0 ? 0 : 1, at = j == 0 ? phase : 0;  // the block and phase of element j
-    j += exact_products
-             ? ProductBlockGroups(enc, period, at, count - j, x + j, p.r + k, p.z + k, out + j)
-             : BlockGroups(enc, period, at, count - j, x + j, p.s + k, p.r + k, p.z + k,
-                           p.off != nullptr ? p.off + k : nullptr, out + j);
+    bool taken = false;
+    if constexpr (TakesBlockSide<Enc, XT, Out>()) {
+      // Trees of more than 2 KB of x (blocks of 128: AVX-512, AVX2) only with prefetching: their
+      // bursts of loads stall the loop where they are not prefetched (0.72-0.97x at 64K-1M).
+      if (side != nullptr && phase == 0 && (N * period <= 512 || side->prefetch)) {
+        j = BlockGroupsWithSide(enc, period, count, x, p, exact_products, out, *side, &side_done);
+        taken = true;
+      }
+    }
+    if (!taken) {
+      j += exact_products
+               ? ProductBlockGroups(enc, period, at, count - j, x + j, p.r + k, p.z + k, out + j)
+               : BlockGroups(enc, period, at, count - j, x + j, p.s + k, p.r + k, p.z + k,
+                             p.off != nullptr ? p.off + k : nullptr, out + j);
+    }
   }
   int64_t len = period - (phase + j) % period;
   for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
@@ -434,6 +534,7 @@ HWY_NOINLINE void QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT* H
     QuantizeSpan<Scales::kUniform>(enc, x + j, len, p.s + k, p.r != nullptr ? p.r + k : nullptr, p.z + k, out + j,
                                    nullptr, exact_products);
   }
+  return side_done;
 }
 
 // One run, xr[0, run.count) into out[0, run.count); with `side`, a run of one scale also
@@ -442,6 +543,26 @@ template <class Enc, class XT, class Out>
 HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const XT* HWY_RESTRICT xr,
                             const QuantParams& prm, Out out, const SideStats* side = nullptr) {
   if constexpr (std::is_same_v<XT, float>) {  // (the only x the callers give a side to)
+    if (side != nullptr && kind == RunKind::kBlocks) {
+      // The side run: the same blocks groups_ahead further on, up to side->end.
+      const BlockSide bs{xr + side->distance, std::min(run.count, side->end - run.start - side->distance),
+                         side->amax + (run.scale_first + side->groups_ahead - side->g_first), side->prefetch};
+      int64_t done = 0;
+      if constexpr (Enc::kReciprocal) {
+        if (run.phase + run.count > run.period) {
+          done = QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out, bs.count > 0 ? &bs : nullptr);
+        } else {
+          QuantizeRun(enc, kind, run, xr, prm, out);
+        }
+      } else {
+        QuantizeRun(enc, kind, run, xr, prm, out);
+      }
+      if (done < bs.count) {
+        const Run rest{0, bs.count - done, 0, run.period, (run.phase + done) % run.period};
+        RunStats<StatKeys<StatKind::kAbs>>(bs.x + done, rest, bs.amax + (run.phase + done) / run.period, nullptr);
+      }
+      return;
+    }
     if (side != nullptr && kind == RunKind::kUniform && run.phase + run.count <= run.period &&
         run.start + side->distance + run.count <= side->end) {
       const RunParams p = ParamsOfRun(run, prm);
@@ -452,7 +573,8 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
   }
   if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
-      return QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
+      QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
+      return;
     }
   }
   ForEachSpan(run, prm, [&](const Span& sp) {
@@ -588,7 +710,8 @@ bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   const int bits = Info(p.y_type).bits;
   const int64_t b = p.begin;
   const RunKind kind = RunKindOf(p.layout);
-  const bool takes_side = side != nullptr && kind == RunKind::kUniform && std::is_same_v<XT, float>;
+  const bool takes_side =
+      side != nullptr && (kind == RunKind::kUniform || kind == RunKind::kBlocks) && std::is_same_v<XT, float>;
   if (bits >= 8) {
     TOut* out = static_cast<TOut*>(y);
     if constexpr (std::is_same_v<Enc, IntEncoder>) {

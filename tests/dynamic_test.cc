@@ -780,6 +780,21 @@ TEST_P(DynamicTest, SizesBlocksAndChunks) {
               Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_TENSOR, -1, 0), rng, true);
 }
 
+// A float32 tensor of `shape` checked (CheckConfig), then quantized serially and in parallel
+// tasks of at least min_per_task elements (several chunks each): the same bytes.
+void CheckTasksOfSeveralChunks(const std::vector<int64_t>& shape, const qlinear_dynamic_attrs& a,
+                               int64_t min_per_task, std::mt19937& rng) {
+  CheckConfig(QLINEAR_DTYPE_FLOAT, shape, a, rng, false);
+  const XData x = MakeX(QLINEAR_DTYPE_FLOAT, shape[0] * shape[1], rng, false);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.bytes.data()};
+  const Out serial = Call(tx, a);
+  const Out parallel = CallInTasks(tx, a, 3, min_per_task);
+  ASSERT_EQ(serial.status, QLINEAR_OK);
+  ASSERT_EQ(parallel.status, QLINEAR_OK);
+  EXPECT_EQ(parallel.y, serial.y);
+  EXPECT_EQ(parallel.scale, serial.scale);
+}
+
 // Per row with the largest |x| of the next chunk's rows computed inside the quantize loop of
 // this chunk's (float32 x, the reciprocal path's groups; elsewhere after the chunk): rows that
 // are and are not whole groups of vectors, a shorter last chunk, NaN/Inf in later chunks (the
@@ -810,20 +825,9 @@ TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
               Attrs(QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
   CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
               Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_POW2_CEIL, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
-  {
-    // Parallel tasks of several chunks each (CheckConfig's tasks are one chunk or less).
-    const std::vector<int64_t> big{200, 1003};
-    const qlinear_dynamic_attrs a = Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0);
-    CheckConfig(QLINEAR_DTYPE_FLOAT, big, a, rng, false);
-    const XData x = MakeX(QLINEAR_DTYPE_FLOAT, 200 * 1003, rng, false);
-    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, big.data(), x.bytes.data()};
-    const Out serial = Call(tx, a);
-    const Out parallel = CallInTasks(tx, a, 3, 70000);
-    ASSERT_EQ(serial.status, QLINEAR_OK);
-    ASSERT_EQ(parallel.status, QLINEAR_OK);
-    EXPECT_EQ(parallel.y, serial.y);
-    EXPECT_EQ(parallel.scale, serial.scale);
-  }
+  // Parallel tasks of several chunks each (CheckConfig's tasks are one chunk or less).
+  CheckTasksOfSeveralChunks({200, 1003}, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0),
+                            70000, rng);
   SetQuantizePathForTest(QuantizePath::kDivision);
   CheckConfig(QLINEAR_DTYPE_FLOAT, shape, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0),
               rng, true);
@@ -833,6 +837,51 @@ TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
   if (std::getenv("QEMU_CPU") == nullptr) {
     CheckConfig(QLINEAR_DTYPE_FLOAT, {4097, 1024},
                 Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  }
+}
+
+// Blocks along the last axis with the largest |x| of the next chunk's blocks computed inside the
+// block loop of this chunk's (float32 x, ABSMAX and MX into <= 8-bit signed types): blocks of 1,
+// 2, 3, 4, 8 vectors and blocks that are not whole vectors, rows of whole blocks (chunks cut
+// inside rows) and rows ending in a short block, trailing elements that fill no tree, NaN/Inf,
+// packed and float8/float4 outputs, parallel tasks of several chunks, and the prefetching branch.
+TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
+  std::mt19937 rng(16);
+  const int64_t lanes = DispatchedLanesF32();
+  for (int64_t block : {int64_t{16}, int64_t{32}, 2 * lanes, 3 * lanes, 4 * lanes, 8 * lanes, int64_t{40}}) {
+    if (block < 16) continue;
+    for (bool specials : {false, true}) {
+      CheckConfig(QLINEAR_DTYPE_FLOAT, {70, 1024},
+                  Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, block), rng, specials);
+    }
+    CheckConfig(QLINEAR_DTYPE_FLOAT, {3, 30000 + block},
+                Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, block), rng, false);
+  }
+  struct Case {
+    std::vector<int64_t> shape;
+    int32_t y, rule;
+    int64_t block;
+    bool specials;
+  };
+  const Case cases[] = {
+      {{67, 1003}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, 32, true},
+      {{64, 1000}, QLINEAR_DTYPE_INT2, QLINEAR_SCALE_ABSMAX, 40, false},
+      {{1, 70000 + 4 * lanes + 32}, QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, 32, false},
+      {{70, 1024}, QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_MX, 32, true},
+      {{70, 1024}, QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_SCALE_MX, 32, true},
+      {{70, 1024}, QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_SCALE_ABSMAX, 128, true},
+      {{70, 1024}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_POW2_CEIL, 64, false},
+  };
+  for (const Case& c : cases) {
+    CheckConfig(QLINEAR_DTYPE_FLOAT, c.shape, Attrs(c.y, c.rule, QLINEAR_GRANULARITY_BLOCK, 1, c.block), rng,
+                c.specials);
+  }
+  CheckTasksOfSeveralChunks({200, 1024}, Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32),
+                            70016, rng);
+  // From 4M elements the loop prefetches the side (natively only, as above).
+  if (std::getenv("QEMU_CPU") == nullptr) {
+    CheckConfig(QLINEAR_DTYPE_FLOAT, {4097, 1024},
+                Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 128), rng, false);
   }
 }
 
