@@ -66,7 +66,8 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
 // chunk of a dynamic quantization), take it inside the quantize loop (SideStats) where that loop
 // is the reciprocal path's groups into <= 8-bit integer or float8/float4 outputs: per-axis rows
 // (reciprocals that are not all exact products) and blocks along the last axis (BlockSide, also
-// with exact products: MX, POW2_CEIL); the rest of the job, or all of it elsewhere, runs after.
+// with exact products: MX, POW2_CEIL), with the largest |x| or MINMAX's two keys; the rest of
+// the job, or all of it elsewhere, runs after.
 // Tensors from this many elements (16 MB of float32) prefetch the side runs (SideStats): beyond
 // the last-level cache; at 1M elements the prefetches cost 11% (docs/dynamic.md).
 constexpr int64_t kSidePrefetchFrom = int64_t{4} << 20;
@@ -81,18 +82,26 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
   const int64_t distance = job.begin - p.begin;
   int64_t done = job.begin;  // the job's elements [job.begin, done) are done
   const QuantParams& prm = d.params();
-  const bool fused_loop = vector && prm.recips != nullptr && Info(p.y_type).bits <= 8 && job.kind == StatKind::kAbs &&
+  const bool two = job.kind == StatKind::kMinMax;
+  const bool fused_loop = vector && prm.recips != nullptr && Info(p.y_type).bits <= 8 &&
+                          (job.kind == StatKind::kAbs || two) &&
                           job.x_type == DType::kFloat32 && p.x_type == DType::kFloat32 && job.begin == p.end &&
+                          job.x == static_cast<const float*>(p.x) + distance &&
                           job.layout->count == l.count && job.layout->inner == l.inner &&
                           job.layout->granularity == l.granularity && job.layout->block == l.block &&
                           job.layout->axis_dim == l.axis_dim;
   // (rows from kPrefetchFrom elements keep QuantizeSpan's own prefetching of x)
-  const bool rows = fused_loop && !prm.exact_products && l.granularity == Granularity::kPerAxis && l.outer == 1 &&
-                    l.inner > 1 && l.inner < kPrefetchFrom && p.begin % l.inner == 0 && distance % l.inner == 0 &&
-                    job.end % l.inner == 0;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  bool rows = fused_loop && !prm.exact_products && l.granularity == Granularity::kPerAxis && l.outer == 1 &&
+              l.inner > 1 && l.inner < kPrefetchFrom && p.begin % l.inner == 0 && distance % l.inner == 0 &&
+              job.end % l.inner == 0;
   // Blocks along the last axis: rows of whole blocks shift by whole blocks, others by whole rows.
   const int64_t shift = l.axis_dim % std::max<int64_t>(l.block, 1) == 0 ? l.block : l.axis_dim;
-  const bool blocks = fused_loop && RunKindOf(l) == RunKind::kBlocks && p.begin % shift == 0 && distance % shift == 0;
+  const bool prefetch = l.count >= kSidePrefetchFrom;
+  const bool blocks = fused_loop && RunKindOf(l) == RunKind::kBlocks && p.begin % shift == 0 && distance % shift == 0 &&
+                      BlockSideFits(N, l.block, prefetch, two);
+  // Per row with two keys on AVX-512 the prefetched side measured 0.93x at 16M elements.
+  if (rows && two && prefetch && N >= 16) rows = false;
   if (rows || blocks) {
     SideStats side;
     side.distance = distance;
@@ -100,7 +109,8 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
     side.groups_ahead = rows ? distance / l.inner : distance / shift * (shift == l.block ? 1 : l.scale_axis);
     side.g_first = job.g_first;
     side.amax = job.s0;
-    side.prefetch = l.count >= kSidePrefetchFrom;
+    side.neg = two ? job.s1 : nullptr;
+    side.prefetch = prefetch;
     if (QuantizeVector(p, prm, y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
   } else {
     QuantizePiece(p, vector ? prm : QuantParams(), y);

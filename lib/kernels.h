@@ -39,13 +39,15 @@ struct QuantParams {
 // [start, start + count) with start + distance + count <= end also combines the largest |x| of
 // x[start + distance, start + distance + count) (float32 bits; NaN/Inf give >= 0x7F800000) by
 // max into amax[k + groups_ahead - g_first]. A run of blocks (RunKind::kBlocks) does the same
-// per block, up to end (quantize-inl.h BlockSide).
+// per block, up to end (quantize-inl.h BlockSide). With `neg`, x's and -x's largest keys go to
+// amax and neg (MINMAX) instead.
 struct SideStats {
   int64_t distance = 0;
   int64_t end = 0;
   int64_t groups_ahead = 0;
   int64_t g_first = 0;
   uint32_t* amax = nullptr;
+  uint32_t* neg = nullptr;
   // Prefetch the side runs 4 KB ahead (x beyond the last-level cache, where the loop otherwise
   // waits on memory).
   bool prefetch = false;

@@ -177,15 +177,16 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
 
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
 // elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax
-// (SideStats), four side vectors per group, loaded while the group's arithmetic runs (the rest
-// of the side run by the statistics kernel, dynamic-inl.h); side_room: elements readable from
-// side (>= n), for the prefetches.
-template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false, class Enc,
-          class XT, class Out>
+// (SideStats; kSideTwo: x's and -x's largest keys into *side_amax and *side_neg, MINMAX), four
+// side vectors per group, loaded while the group's arithmetic runs (the rest of the side run by
+// the statistics kernel, dynamic-inl.h); side_room: elements readable from side (>= n), for the
+// prefetches.
+template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false,
+          bool kSideTwo = false, class Enc, class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
                               const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
                               const float* HWY_RESTRICT off, Out out, const XT* HWY_RESTRICT side = nullptr,
-                              uint32_t* side_amax = nullptr, int64_t side_room = 0) {
+                              uint32_t* side_amax = nullptr, int64_t side_room = 0, uint32_t* side_neg = nullptr) {
   constexpr bool kEach = kScales == Scales::kPerElement;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -199,7 +200,9 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   const auto lo = enc.ReciprocalLower(df);
   const auto hi = enc.ReciprocalUpper(df);
   constexpr int64_t kAhead = 4096 / sizeof(XT), kLine = 64 / sizeof(XT);
+  using SideK = StatKeys<kSideTwo ? StatKind::kMinMax : StatKind::kAbs>;
   auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);  // side keys
+  auto n0 = hn::Zero(di), n1 = hn::Zero(di), n2 = hn::Zero(di), n3 = hn::Zero(di);  // (kSideTwo: -x's)
   auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
     if constexpr (kPrefetch == Prefetch::k4KAhead) {  // x, or with kSide the side run
       const int64_t i = g * 4 * N;
@@ -209,11 +212,18 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
     }
     if constexpr (kSide) {
       const XT* sp = side + g * 4 * N;
-      using K = StatKeys<StatKind::kAbs>;
-      m0 = hn::Max(m0, K::First(df, LoadAsF32(df, sp)));
-      m1 = hn::Max(m1, K::First(df, LoadAsF32(df, sp + N)));
-      m2 = hn::Max(m2, K::First(df, LoadAsF32(df, sp + 2 * N)));
-      m3 = hn::Max(m3, K::First(df, LoadAsF32(df, sp + 3 * N)));
+      const auto v0 = LoadAsF32(df, sp), v1 = LoadAsF32(df, sp + N);
+      const auto v2 = LoadAsF32(df, sp + 2 * N), v3 = LoadAsF32(df, sp + 3 * N);
+      m0 = hn::Max(m0, SideK::First(df, v0));
+      m1 = hn::Max(m1, SideK::First(df, v1));
+      m2 = hn::Max(m2, SideK::First(df, v2));
+      m3 = hn::Max(m3, SideK::First(df, v3));
+      if constexpr (kSideTwo) {
+        n0 = hn::Max(n0, SideK::Second(df, v0));
+        n1 = hn::Max(n1, SideK::Second(df, v1));
+        n2 = hn::Max(n2, SideK::Second(df, v2));
+        n3 = hn::Max(n3, SideK::Second(df, v3));
+      }
     }
   };
   auto codes = [&](int64_t g, int v, hn::Mask<decltype(df)>* ok) QLINEAR_INLINE_LAMBDA {
@@ -235,8 +245,12 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   if constexpr (kSide) {
     Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))))),
             side_amax);
+    if constexpr (kSideTwo) {
+      Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(n0, n1), hn::Max(n2, n3))))),
+              side_neg);
+    }
     const int64_t rest = groups * 4 * N;
-    if (rest < n) SegmentStats<StatKeys<StatKind::kAbs>>(side + rest, n - rest, side_amax, nullptr);
+    if (rest < n) SegmentStats<SideK>(side + rest, n - rest, side_amax, side_neg);
   }
   return groups * 4 * N;
 }
@@ -287,45 +301,60 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
 }
 
 // QuantizeSpan of a span with one scale, and the largest |x| of side[0, n) into *side_amax
-// (SideStats): inside the reciprocal path's groups where the span takes them, else by a loop of
-// its own. (A function apart: two more arguments to QuantizeSpan cost rows of 1024 5-9%.)
-// prefetch: the side run 4 KB ahead of its loads (SideStats::prefetch).
+// (SideStats; with side_neg: x's and -x's largest keys into *side_amax and *side_neg, MINMAX):
+// inside the reciprocal path's groups where the span takes them, else by a loop of its own. (A
+// function apart: two more arguments to QuantizeSpan cost rows of 1024 5-9%.) prefetch: the
+// side run 4 KB ahead of its loads (SideStats::prefetch).
 template <class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                        const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
                                        const int32_t* HWY_RESTRICT z, Out out, bool exact_products,
-                                       const XT* HWY_RESTRICT side, uint32_t* side_amax, int64_t side_room,
-                                       bool prefetch) {
+                                       const XT* HWY_RESTRICT side, uint32_t* side_amax, uint32_t* side_neg,
+                                       int64_t side_room, bool prefetch) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   if constexpr (Enc::kReciprocal && std::is_same_v<XT, float>) {
     if (!exact_products && r != nullptr && enc.margin() == Margin::kFixed) {
-      auto groups = [&](auto ahead) {
-        return SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, decltype(ahead)::value, true>(
-            enc, x, n, s, r, z, nullptr, out, side, side_amax, side_room);
+      auto groups = [&](auto ahead, auto two) {
+        return SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, decltype(ahead)::value, true,
+                          decltype(two)::value>(enc, x, n, s, r, z, nullptr, out, side, side_amax, side_room, side_neg);
       };
-      const int64_t i = prefetch ? groups(std::integral_constant<Prefetch, Prefetch::k4KAhead>())
-                                 : groups(std::integral_constant<Prefetch, Prefetch::kNone>());
-      return UnflaggedRest<Scales::kUniform, Quotients::kDivide>(enc, x, i, n, s, z, out);
+      auto with_keys = [&](auto two) {
+        return prefetch ? groups(std::integral_constant<Prefetch, Prefetch::k4KAhead>(), two)
+                        : groups(std::integral_constant<Prefetch, Prefetch::kNone>(), two);
+      };
+      int64_t i = -1;
+      if (side_neg == nullptr) {
+        i = with_keys(std::false_type());
+      } else if constexpr (std::is_same_v<Enc, IntEncoder>) {  // (MINMAX: integer outputs only)
+        i = with_keys(std::true_type());
+      }
+      if (i >= 0) return UnflaggedRest<Scales::kUniform, Quotients::kDivide>(enc, x, i, n, s, z, out);
     }
   }
-  SegmentStats<StatKeys<StatKind::kAbs>>(side, n, side_amax, nullptr);
+  if (side_neg != nullptr) {
+    SegmentStats<StatKeys<StatKind::kMinMax>>(side, n, side_amax, side_neg);
+  } else {
+    SegmentStats<StatKeys<StatKind::kAbs>>(side, n, side_amax, nullptr);
+  }
   QuantizeSpan<Scales::kUniform>(enc, x, n, s, r, z, out, nullptr, exact_products);
 }
 
 // The statistics side of a kBlocks run (SideStats): the largest |x| of each block of x[0, count)
-// into amax[0, ...), blocks counted from x (a block boundary), as the run's own are.
+// into amax[0, ...) (with neg: x's and -x's largest keys into amax and neg, MINMAX), blocks
+// counted from x (a block boundary), as the run's own are.
 struct BlockSide {
   const float* x;
   int64_t count;
   uint32_t* amax;
+  uint32_t* neg;  // or null
   bool prefetch;  // 4 KB ahead (SideStats::prefetch)
 };
 
 // Side statistics inside a block loop: at the first of every N blocks' groups, the N side blocks
 // at the same place (a statistics tree, dynamic-inl.h TreeBlocks), `trees` of them; their loads
 // and reductions overlap the groups' arithmetic. kVectors: TreeBlocks' unrolling (vectors per
-// block, 0: any); -1: no side.
-template <int kVectors>
+// block, 0: any); -1: no side. K: the statistic's keys (dynamic-inl.h StatKeys).
+template <int kVectors, class K>
 struct SideTrees {
   SideTrees(const BlockSide* side, int64_t trees, int64_t period)
       : side_(side), trees_(trees), period_(period), prefetch_(side != nullptr && side->prefetch) {}
@@ -340,8 +369,8 @@ struct SideTrees {
         }
       }
       if (g == next_ && tree_ < trees_) {
-        TreeBlocks<StatKeys<StatKind::kAbs>, kVectors>(side_->x + tree_ * N * period_, period_, side_->amax + tree_ * N,
-                                                      nullptr);
+        TreeBlocks<K, kVectors>(side_->x + tree_ * N * period_, period_, side_->amax + tree_ * N,
+                                K::kTwo ? side_->neg + tree_ * N : nullptr);
         ++tree_;
         next_ += (kVectors > 0 ? kVectors * N : period_) / 4;  // groups per tree (N blocks)
       }
@@ -362,7 +391,7 @@ struct SideTrees {
 // redone by division with their block's scale. Blocks of 32 were otherwise a pair of vectors per
 // block, each with its own flag test, branches and narrowing. off: per-block zero offsets, or
 // null (the encoder's ZeroOffset of z[k]). Returns the elements done (a multiple of 4N).
-template <int kSideVectors = -1, class Enc, class XT, class Out>
+template <int kSideVectors = -1, class K = StatKeys<StatKind::kAbs>, class Enc, class XT, class Out>
 HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                const XT* HWY_RESTRICT x, const float* HWY_RESTRICT s,
                                const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
@@ -376,7 +405,7 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
   const int64_t per_block = period / N;         // vectors per block
   int64_t k = 0, left = per_block - phase / N;  // block of the next vector, vectors left in it
   int64_t kk[4];                                // blocks of the group's vectors
-  SideTrees<kSideVectors> side_trees(side, trees, period);
+  SideTrees<kSideVectors, K> side_trees(side, trees, period);
   auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
     side_trees.AtGroup(g);
     for (int v = 0; v < 4; ++v) {
@@ -427,7 +456,7 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
 
 // The same with power-of-two scales (QuantParams::exact_products): each vector's codes from its
 // block's exact products, four vectors per store, no flags.
-template <int kSideVectors = -1, class Enc, class XT, class Out>
+template <int kSideVectors = -1, class K = StatKeys<StatKind::kAbs>, class Enc, class XT, class Out>
 HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                       const XT* HWY_RESTRICT x, const float* HWY_RESTRICT r,
                                       const int32_t* HWY_RESTRICT z, Out out, const BlockSide* side = nullptr,
@@ -437,7 +466,7 @@ HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t ph
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const int64_t per_block = period / N;
   int64_t k = 0, left = per_block - phase / N;
-  SideTrees<kSideVectors> side_trees(side, trees, period);
+  SideTrees<kSideVectors, K> side_trees(side, trees, period);
   auto codes = [&](int64_t i) QLINEAR_INLINE_LAMBDA {
     const auto c = VectorCodes<Quotients::kExactProduct>(enc, df, x + i, hn::Set(df, r[k]), hn::Set(di, z[k]));
     if (--left == 0) {
@@ -455,12 +484,23 @@ HWY_INLINE int64_t ProductBlockGroups(const Enc& enc, int64_t period, int64_t ph
   return i;
 }
 
-// Whether a block loop takes side statistics (BlockSide): float32 x into the <= 8-bit signed
-// types of ABSMAX and MX (not uint8, int16 or uint16), where the statistics tree exists.
-template <class Enc, class XT, class Out>
+// Whether the block loop's side statistics pay for blocks of `period` elements (N lanes): trees
+// of up to 2 KB of x; larger ones only with prefetching (x beyond the caches), and with MINMAX's
+// two keys up to 4 KB. Their bursts of loads stalled the loop otherwise: blocks of 128 measured
+// 0.72-0.97x at 64K-1M elements (AVX-512 and AVX2), and MINMAX's on AVX-512 0.93x at 16M.
+inline bool BlockSideFits(int64_t N, int64_t period, bool prefetch, bool two_keys) {
+  return N * period <= 512 || (prefetch && (!two_keys || N * period <= 1024));
+}
+
+// Whether a block loop takes side statistics (BlockSide): float32 x into <= 8-bit types (not
+// int16 or uint16; float8/float4 and signed integers with |x|, integers with MINMAX's two keys),
+// where the statistics tree exists.
+template <class K, class Enc, class XT, class Out>
 constexpr bool TakesBlockSide() {
   if constexpr (!QLINEAR_DYNAMIC_TREE || !std::is_same_v<XT, float>) {
     return false;
+  } else if constexpr (K::kTwo) {
+    return std::is_same_v<Enc, IntEncoder> && (!std::is_pointer_v<Out> || sizeof(std::remove_pointer_t<Out>) == 1);
   } else if constexpr (std::is_pointer_v<Out>) {
     return sizeof(std::remove_pointer_t<Out>) == 1 && !(std::is_same_v<Enc, IntEncoder> && std::is_same_v<Out, uint8_t*>);
   } else {
@@ -469,10 +509,12 @@ constexpr bool TakesBlockSide() {
 }
 
 // BlockGroups (or ProductBlockGroups) of a run starting on a block, with the side statistics
-// (BlockSide) of as many whole trees of N blocks as the groups cover: unrolled for blocks of 2, 4
-// or 8 vectors. Returns the elements done; *side_done: the side elements done. (A function apart:
-// inlined into QuantizeBlocks, its variants slowed the loops without a side by 6-25%.)
-template <class Enc, class Out>
+// (BlockSide) of as many whole trees of N blocks as the groups cover: a tree's loads unrolled
+// for blocks of 2 vectors (blocks of 32 on AVX-512: 0.77-0.87x with the loop), else a loop (the
+// instantiations, per loop, encoder and keys, cost build time). Returns the elements done;
+// *side_done: the side elements done. (A function apart: inlined into QuantizeBlocks, its
+// variants slowed the loops without a side by 6-25%.)
+template <class K, class Enc, class Out>
 HWY_NOINLINE int64_t BlockGroupsWithSide(const Enc& enc, int64_t period, int64_t count, const float* HWY_RESTRICT x,
                                          const RunParams& p, bool exact_products, Out out, const BlockSide& side,
                                          int64_t* side_done) {
@@ -481,15 +523,12 @@ HWY_NOINLINE int64_t BlockGroupsWithSide(const Enc& enc, int64_t period, int64_t
   *side_done = trees * N * period;
   auto groups = [&](auto side_vectors) {
     constexpr int kV = decltype(side_vectors)::value;
-    return exact_products ? ProductBlockGroups<kV>(enc, period, 0, count, x, p.r, p.z, out, &side, trees)
-                          : BlockGroups<kV>(enc, period, 0, count, x, p.s, p.r, p.z, p.off, out, &side, trees);
+    if constexpr (!K::kTwo) {  // (MINMAX's scales are rarely all powers of two: not fused there)
+      if (exact_products) return ProductBlockGroups<kV, K>(enc, period, 0, count, x, p.r, p.z, out, &side, trees);
+    }
+    return BlockGroups<kV, K>(enc, period, 0, count, x, p.s, p.r, p.z, p.off, out, &side, trees);
   };
-  switch (period / N) {
-    case 2: return groups(std::integral_constant<int, 2>());
-    case 4: return groups(std::integral_constant<int, 4>());
-    case 8: return groups(std::integral_constant<int, 8>());
-    default: return groups(std::integral_constant<int, 0>());
-  }
+  return period == 2 * N ? groups(std::integral_constant<int, 2>()) : groups(std::integral_constant<int, 0>());
 }
 
 // A kBlocks run spanning more than one block: BlockGroups (or ProductBlockGroups) where the
@@ -513,12 +552,19 @@ HWY_NOINLINE int64_t QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT
     }
     const int64_t k = j == 0 ? 0 : 1, at = j == 0 ? phase : 0;  // the block and phase of element j
     bool taken = false;
-    if constexpr (TakesBlockSide<Enc, XT, Out>()) {
-      // Trees of more than 2 KB of x (blocks of 128: AVX-512, AVX2) only with prefetching: their
-      // bursts of loads stall the loop where they are not prefetched (0.72-0.97x at 64K-1M).
-      if (side != nullptr && phase == 0 && (N * period <= 512 || side->prefetch)) {
-        j = BlockGroupsWithSide(enc, period, count, x, p, exact_products, out, *side, &side_done);
-        taken = true;
+    if (side != nullptr && phase == 0 && BlockSideFits(N, period, side->prefetch, side->neg != nullptr) &&
+        !(exact_products && side->neg != nullptr)) {
+      auto with_side = [&](auto keys) {
+        using K = decltype(keys);
+        if constexpr (TakesBlockSide<K, Enc, XT, Out>()) {
+          j = BlockGroupsWithSide<K>(enc, period, count, x, p, exact_products, out, *side, &side_done);
+          taken = true;
+        }
+      };
+      if (side->neg != nullptr) {
+        with_side(StatKeys<StatKind::kMinMax>());
+      } else {
+        with_side(StatKeys<StatKind::kAbs>());
       }
     }
     if (!taken) {
@@ -537,20 +583,25 @@ HWY_NOINLINE int64_t QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT
   return side_done;
 }
 
-// One run, xr[0, run.count) into out[0, run.count); with `side`, a run of one scale also
-// takes its side run (SideStats) where that lies below side->end.
+// One run, xr[0, run.count) into out[0, run.count); with `side`, a run of one scale (where its
+// side run lies below side->end) or of blocks (up to side->end) also takes its side run
+// (SideStats), the latter inside the block loop where it can, else right after the run.
 template <class Enc, class XT, class Out>
 HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const XT* HWY_RESTRICT xr,
                             const QuantParams& prm, Out out, const SideStats* side = nullptr) {
   if constexpr (std::is_same_v<XT, float>) {  // (the only x the callers give a side to)
     if (side != nullptr && kind == RunKind::kBlocks) {
-      // The side run: the same blocks groups_ahead further on, up to side->end.
-      const BlockSide bs{xr + side->distance, std::min(run.count, side->end - run.start - side->distance),
-                         side->amax + (run.scale_first + side->groups_ahead - side->g_first), side->prefetch};
+      // The side run: the same blocks groups_ahead further on, up to side->end (none: its
+      // pointers are not formed, they may lie beyond x and the statistics).
+      const int64_t side_count = std::min(run.count, side->end - run.start - side->distance);
+      if (side_count <= 0) return QuantizeRun(enc, kind, run, xr, prm, out);
+      const int64_t k = run.scale_first + side->groups_ahead - side->g_first;
+      const BlockSide bs{xr + side->distance, side_count, side->amax + k,
+                         side->neg != nullptr ? side->neg + k : nullptr, side->prefetch};
       int64_t done = 0;
       if constexpr (Enc::kReciprocal) {
         if (run.phase + run.count > run.period) {
-          done = QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out, bs.count > 0 ? &bs : nullptr);
+          done = QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out, &bs);
         } else {
           QuantizeRun(enc, kind, run, xr, prm, out);
         }
@@ -559,15 +610,21 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
       }
       if (done < bs.count) {
         const Run rest{0, bs.count - done, 0, run.period, (run.phase + done) % run.period};
-        RunStats<StatKeys<StatKind::kAbs>>(bs.x + done, rest, bs.amax + (run.phase + done) / run.period, nullptr);
+        const int64_t b = (run.phase + done) / run.period;
+        if (bs.neg != nullptr) {
+          RunStats<StatKeys<StatKind::kMinMax>>(bs.x + done, rest, bs.amax + b, bs.neg + b);
+        } else {
+          RunStats<StatKeys<StatKind::kAbs>>(bs.x + done, rest, bs.amax + b, nullptr);
+        }
       }
       return;
     }
     if (side != nullptr && kind == RunKind::kUniform && run.phase + run.count <= run.period &&
         run.start + side->distance + run.count <= side->end) {
       const RunParams p = ParamsOfRun(run, prm);
+      const int64_t k = run.scale_first + side->groups_ahead - side->g_first;
       return QuantizeSpanWithSide(enc, xr, run.count, p.s, p.r, p.z, out, prm.exact_products, xr + side->distance,
-                                  side->amax + (run.scale_first + side->groups_ahead - side->g_first),
+                                  side->amax + k, side->neg != nullptr ? side->neg + k : nullptr,
                                   side->end - run.start - side->distance, side->prefetch);
     }
   }
@@ -701,7 +758,7 @@ inline bool PacksInRegisters(const Layout& l, int per, int64_t lanes) {
   return stretch >= kMinRun && stretch % per == 0;
 }
 
-// Returns whether `side` was taken: by every run of one scale (float32 x), if any.
+// Returns whether `side` was taken: by every run of one scale or of blocks (float32 x), if any.
 template <class XT, class TOut, class Enc>
 bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, void* y,
                  const SideStats* side = nullptr) {

@@ -795,11 +795,12 @@ void CheckTasksOfSeveralChunks(const std::vector<int64_t>& shape, const qlinear_
   EXPECT_EQ(parallel.scale, serial.scale);
 }
 
-// Per row with the largest |x| of the next chunk's rows computed inside the quantize loop of
+// Per row with the statistics of the next chunk's rows computed inside the quantize loop of
 // this chunk's (float32 x, the reciprocal path's groups; elsewhere after the chunk): rows that
 // are and are not whole groups of vectors, a shorter last chunk, NaN/Inf in later chunks (the
 // finite-only rerun), packed, float8, power-of-two (exact products) and int16 (relative margin)
-// outputs, float16/bfloat16 x, parallel tasks of several chunks, and the division path.
+// outputs, MINMAX (two keys), float16/bfloat16 x, parallel tasks of several chunks, and the
+// division path.
 TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
   std::mt19937 rng(15);
   const int64_t lanes = DispatchedLanesF32();
@@ -825,6 +826,14 @@ TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
               Attrs(QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
   CheckConfig(QLINEAR_DTYPE_FLOAT, shape,
               Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_POW2_CEIL, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
+  for (int32_t y : {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT8}) {  // MINMAX: two keys
+    for (bool specials : {false, true}) {
+      CheckConfig(QLINEAR_DTYPE_FLOAT, shape, Attrs(y, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng,
+                  specials);
+    }
+  }
+  CheckConfig(QLINEAR_DTYPE_FLOAT, {66, 1004},
+              Attrs(QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0), rng, false);
   // Parallel tasks of several chunks each (CheckConfig's tasks are one chunk or less).
   CheckTasksOfSeveralChunks({200, 1003}, Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0),
                             70000, rng);
@@ -840,11 +849,12 @@ TEST_P(DynamicTest, PerRowStatisticsOfTheNextChunk) {
   }
 }
 
-// Blocks along the last axis with the largest |x| of the next chunk's blocks computed inside the
-// block loop of this chunk's (float32 x, ABSMAX and MX into <= 8-bit signed types): blocks of 1,
-// 2, 3, 4, 8 vectors and blocks that are not whole vectors, rows of whole blocks (chunks cut
-// inside rows) and rows ending in a short block, trailing elements that fill no tree, NaN/Inf,
-// packed and float8/float4 outputs, parallel tasks of several chunks, and the prefetching branch.
+// Blocks along the last axis with the statistics of the next chunk's blocks computed inside the
+// block loop of this chunk's (float32 x into <= 8-bit types: the largest |x| for ABSMAX, MX and
+// POW2_CEIL, MINMAX's two keys): blocks of 1, 2, 3, 4, 8 vectors and blocks that are not whole
+// vectors, rows of whole blocks (chunks cut inside rows) and rows ending in a short block,
+// trailing elements that fill no tree, NaN/Inf, packed and float8/float4 outputs, parallel
+// tasks of several chunks, and the prefetching branch.
 TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
   std::mt19937 rng(16);
   const int64_t lanes = DispatchedLanesF32();
@@ -871,6 +881,14 @@ TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
       {{70, 1024}, QLINEAR_DTYPE_FLOAT4E2M1, QLINEAR_SCALE_MX, 32, true},
       {{70, 1024}, QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_SCALE_ABSMAX, 128, true},
       {{70, 1024}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_POW2_CEIL, 64, false},
+      {{70, 1024}, QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, 32, true},
+      {{70, 1024}, QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, 2 * lanes, true},
+      {{67, 1003}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_MINMAX, 32, false},
+      {{70, 1024}, QLINEAR_DTYPE_UINT2, QLINEAR_SCALE_MINMAX, 128, false},
+      {{70, 1024}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, 20, true},
+      {{70, 1024}, QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, 8 * lanes, false},
+      {{2000, 20}, QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, 32, true},  // runs of one block
+      {{2000, 20}, QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, 32, false},
   };
   for (const Case& c : cases) {
     CheckConfig(QLINEAR_DTYPE_FLOAT, c.shape, Attrs(c.y, c.rule, QLINEAR_GRANULARITY_BLOCK, 1, c.block), rng,
@@ -882,6 +900,8 @@ TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
   if (std::getenv("QEMU_CPU") == nullptr) {
     CheckConfig(QLINEAR_DTYPE_FLOAT, {4097, 1024},
                 Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 128), rng, false);
+    CheckConfig(QLINEAR_DTYPE_FLOAT, {4097, 1024},
+                Attrs(QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 128), rng, false);
   }
 }
 
