@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -158,7 +159,8 @@ constexpr bool PermutedFields() {
 
 // Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
 struct IntDecoder {
-  static constexpr int kFoldShift = 0;  // nothing to fold (MiniFloatDecoder)
+  static constexpr bool kDrains = false;  // see Draining
+  static constexpr int kFoldShift = 0;    // nothing to fold (MiniFloatDecoder)
   static constexpr float kFold = 1.0f;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
@@ -199,6 +201,7 @@ struct IntDecoder {
 // The zero point is zero (validated) and not used.
 template <DType kT>
 struct MiniFloatDecoder {
+  static constexpr bool kDrains = false;  // see Draining
   using Tr = MiniTraits<kT>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> code, hn::Vec<DI> /*zp*/) const {
@@ -675,6 +678,12 @@ HWY_INLINE int64_t DequantizeFieldTable(const Dec& dec, const Codes& codes, int6
       }
     } else {
       float* HWY_RESTRICT o = reinterpret_cast<float*>(out) + j;
+#if HWY_ARCH_X86
+      if constexpr (Dec::kDrains) {  // as Draining::Four does per four vectors
+        dec.drain->Step(df);
+        dec.drain->Step(df);
+      }
+#endif
       auto put = [&](hn::Vec<decltype(d32)> v32, int64_t k) QLINEAR_INLINE_LAMBDA {
         if (stream) {
           hn::Stream(hn::BitCast(df, v32), df, o + k * N);
@@ -1009,65 +1018,130 @@ auto CodesFor(const void* x) {
   }
 }
 
-// Elements per chunk of a staged call (below): 16 KiB of float32 output, which stays in L1.
-constexpr int64_t kStagedChunk = 4096;
+// Elements per chunk of a staged call (below): two buffers of 8 KiB of float32 output, which
+// stay in L1 together.
+constexpr int64_t kStagedChunk = 2048;
+
+#if HWY_ARCH_X86
+// Whole cache lines of a staged chunk waiting to be streamed to y. Step streams the next four
+// vectors of them: a draining decoder (below) takes one step per group it decodes, so that one
+// chunk's lines go out to memory while the next chunk is decoded.
+struct LineDrain {
+  const float* from = nullptr;
+  float* to = nullptr;  // 64-byte aligned
+  int64_t left = 0;     // floats, whole lines
+
+  template <class DF>
+  HWY_INLINE void Step(DF df) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    if (HWY_LIKELY(left >= 4 * N)) {
+      for (int64_t k = 0; k < 4 * N; k += N) hn::Stream(hn::LoadU(df, from + k), df, to + k);
+      from += 4 * N;
+      to += 4 * N;
+      left -= 4 * N;
+    } else if (left > 0) {
+      Rest(df);
+    }
+  }
+  template <class DF>
+  HWY_INLINE void Rest(DF df) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));  // divides a line's 16 floats
+    for (; left > 0; left -= N, from += N, to += N) hn::Stream(hn::LoadU(df, from), df, to);
+  }
+};
+
+// Dec, taking a step of the drain before each group of four vectors it decodes.
+template <class Dec>
+struct Draining : Dec {
+  static constexpr bool kDrains = true;
+  LineDrain* drain = nullptr;
+  template <bool kFolded = false, class DF, class Codes, class Zp, class F>
+  HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& zp, F&& f) const {
+    drain->Step(df);
+    Dec::template Four<kFolded>(df, codes, e, std::forward<Zp>(zp), std::forward<F>(f));
+  }
+};
 
 // A long float32 output of a per-axis or blocked call: chunks of kStagedChunk elements are
-// decoded by the usual loops into an aligned buffer on the stack, then copied to y with
-// non-temporal stores, whole cache lines of y at a time (x86). The per-row and per-block loops
-// store at the output's own alignment (malloc's 16 bytes), which non-temporal stores cannot
-// take; the copy can, and skipping each line's read for ownership outweighs the extra pass
-// through L1 (docs/performance.md). Chunks start at multiples of kStagedChunk, so the loops
-// keep their row and block phases; the elements of a line that two chunks share wait at the
-// front of the buffer for the next chunk. The elements before y's first line boundary and
-// after its last one take plain copies. false, with nothing written, when y is not 4-aligned.
+// decoded by the usual loops into an aligned buffer on the stack, and copied to y with
+// non-temporal stores, whole cache lines of y at a time. The per-row and per-block loops store
+// at the output's own alignment (malloc's 16 bytes), which non-temporal stores cannot take;
+// the copy can, and skipping each line's read for ownership outweighs the extra pass through
+// L1 (docs/performance.md). Two buffers alternate: chunk c's lines are streamed by the decoder
+// of chunk c + 1 (Draining), a step per group, so that the stores to memory overlap the
+// decoding; what is left of them after that is streamed before the next chunk. Chunks start at
+// multiples of kStagedChunk, so the loops keep their row and block phases; the elements of a
+// line that two chunks share are copied to the front of the next chunk's buffer. The elements
+// before y's first line boundary and after its last one take plain copies. false, with nothing
+// written, when y is not 4-aligned.
 template <class Direct>
 HWY_NOINLINE bool DequantizeStaged(const DequantizePlan& p, void* HWY_RESTRICT y, const Direct& direct) {
   constexpr int64_t kLine = 16;  // float32 elements per 64-byte line
   const uintptr_t a = reinterpret_cast<uintptr_t>(y);
   if (a % 4 != 0) return false;
   const hn::ScalableTag<float> df;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));  // divides kLine
   const int64_t n = p.end - p.begin;
   const int64_t head = static_cast<int64_t>((64 - a % 64) % 64 / 4);  // elements before y's first line
   float* out = static_cast<float*>(y);
-  HWY_ALIGN float buf[kLine + kStagedChunk];
-  float* const chunk = buf + kLine;
-  int64_t done = 0;  // y[0, done) is written; y[done, c) waits at chunk - (c - done)
-  for (int64_t c = 0; c < n; c += kStagedChunk) {
+  HWY_ALIGN float bufs[2][kLine + kStagedChunk];
+  LineDrain drain;
+  int64_t queued = 0;            // y[0, queued) is written or in the drain
+  const float* prev = nullptr;   // the previous chunk's buffer, element prev_c at prev
+  int64_t prev_c = 0;
+  for (int64_t c = 0, i = 0; c < n; c += kStagedChunk, ++i) {
     const int64_t len = std::min(kStagedChunk, n - c);
+    float* const chunk = bufs[i % 2] + kLine;
+    if (queued < c) {  // a line shared with the previous chunk: its first part
+      std::memcpy(chunk - (c - queued), prev + (queued - prev_c), static_cast<size_t>(c - queued) * sizeof(float));
+    }
     DequantizePlan q = p;
     q.begin = p.begin + c;
     q.end = q.begin + len;
     q.x = static_cast<const char*>(p.x) + ByteOffset(p.x_type, c);
-    direct(q, chunk);
+    direct(q, chunk, &drain);
+    drain.Rest(df);
     const int64_t end = c + len;
-    const float* from = chunk - (c - done);
-    if (done < head) {  // the first chunk: up to y's first line boundary
+    const float* from = chunk - (c - queued);
+    if (queued < head) {  // the first chunk: up to y's first line boundary
       const int64_t k = std::min(head, end);
-      std::memcpy(out + done, from, static_cast<size_t>(k - done) * sizeof(float));
-      from += k - done;
-      done = k;
+      std::memcpy(out + queued, from, static_cast<size_t>(k - queued) * sizeof(float));
+      from += k - queued;
+      queued = k;
     }
-    for (; end - done >= kLine; done += kLine, from += kLine) {
-      for (int64_t v = 0; v < kLine; v += N) hn::Stream(hn::LoadU(df, from + v), df, out + done + v);
-    }
-    std::memmove(chunk - (end - done), from, static_cast<size_t>(end - done) * sizeof(float));
+    const int64_t lines = (end - queued) / kLine * kLine;
+    drain.from = from;
+    drain.to = out + queued;
+    drain.left = lines;
+    queued += lines;
+    prev = chunk;
+    prev_c = c;
   }
-  std::memcpy(out + done, chunk - (n - done), static_cast<size_t>(n - done) * sizeof(float));
+  drain.Rest(df);
+  std::memcpy(out + queued, prev + (queued - prev_c), static_cast<size_t>(n - queued) * sizeof(float));
   hwy::FlushStream();  // order the streamed stores before the call returns
   return true;
 }
+#endif  // HWY_ARCH_X86
 
 // Vector DequantizeLinear: one instantiation per (code source, decoder, output type), generated
 // from the type list.
-inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& prm, void* y) {
+// drain (x86): float32 output into a staged chunk, taking steps of the drain as it goes.
+inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& prm, void* y,
+                                   [[maybe_unused]] void* drain = nullptr) {
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantized(kX)) {
       auto dec = DecoderFor<kX>();
       if constexpr (decltype(dec)::kFoldShift != 0) dec.fold = prm.moderate_scales;
       const auto codes = CodesFor<kX>(p.x);
+#if HWY_ARCH_X86
+      if (drain != nullptr) {
+        Draining<decltype(dec)> draining;
+        static_cast<decltype(dec)&>(draining) = dec;
+        draining.drain = static_cast<LineDrain*>(drain);
+        return DequantizeAll<DType::kFloat32>(draining, codes, p, prm, y);
+      }
+#endif
       switch (p.y_type) {
         case DType::kFloat16: return DequantizeAll<DType::kFloat16>(dec, codes, p, prm, y);
         case DType::kBFloat16: return DequantizeAll<DType::kBFloat16>(dec, codes, p, prm, y);
@@ -1079,13 +1153,15 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
 
 // Per tensor, DequantizeSpan streams long outputs itself; other granularities are staged.
 inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
-  if constexpr (HWY_ARCH_X86) {
-    if (p.y_type == DType::kFloat32 && p.layout.granularity != Granularity::kPerTensor &&
-        p.end - p.begin >= kStreamFrom &&
-        DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out) { DequantizeVectorDirect(q, prm, out); })) {
-      return;
-    }
+#if HWY_ARCH_X86
+  if (p.y_type == DType::kFloat32 && p.layout.granularity != Granularity::kPerTensor &&
+      p.end - p.begin >= kStreamFrom &&
+      DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out, LineDrain* drain) {
+        DequantizeVectorDirect(q, prm, out, drain);
+      })) {
+    return;
   }
+#endif
   DequantizeVectorDirect(p, prm, y);
 }
 

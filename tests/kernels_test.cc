@@ -478,12 +478,12 @@ struct WeightData {
 };
 
 // Long float32 outputs take non-temporal stores on x86: per tensor from the first 64-byte
-// boundary that starts a byte of codes, other granularities through chunks decoded into a
-// buffer and copied out a cache line at a time. Outputs at offsets from a 64-byte boundary
+// boundary that starts a byte of codes, other granularities through chunks decoded into two
+// alternating buffers, each chunk's lines streamed out while the next one is decoded. Outputs at offsets from a 64-byte boundary
 // (0; 4 and 60: an odd head, not streamed on packed x; 8; 2: not float-aligned, normal stores), int8 and int4 per tensor, int4 rows of odd length (the second
 // row starts mid-byte), per row, blocks along the last and the outer axis with packed zero
-// points, MXFP4, per element along the last axis; sizes that are not multiples of a chunk or
-// a line. Bytes equal the reference's and the red zones around y are intact.
+// points, MXFP4, per element along the last axis, per column of int8, float8 in blocks along the
+// outer axis; sizes that are not multiples of a chunk or a line. Bytes equal the reference's and the red zones around y are intact.
 TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
   std::mt19937 rng(8);
@@ -498,6 +498,8 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       {QLINEAR_DTYPE_UINT4, {4100, 1024}, {33, 1024}, 0, 128, true, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_FLOAT4E2M1, {4096, 1030}, {4096, 33}, 1, 32, false, QLINEAR_DTYPE_FLOAT8E8M0},
       {QLINEAR_DTYPE_INT2, {4097, 1027}, {1027}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT8, {4097, 1030}, {1030}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT8E4M3FN, {4099, 1024}, {129, 1024}, 0, 32, false, QLINEAR_DTYPE_FLOAT},
   };
   for (const WeightCase& c : cases) {
     const WeightData w(c, rng);
