@@ -192,6 +192,19 @@ struct Stats {
   }
 };
 
+// The low bits of n codes, as T, to dst (any alignment), through a stack buffer that the
+// compiler knows aliases nothing.
+template <class T>
+void NarrowCodes(const uint32_t* codes, size_t n, char* dst) {
+  constexpr size_t kBatch = 256;
+  T buf[kBatch];
+  for (size_t k = 0; k < n; k += kBatch) {
+    const size_t m = std::min(kBatch, n - k);
+    for (size_t i = 0; i < m; ++i) buf[i] = static_cast<T>(codes[k + i]);
+    std::memcpy(dst + k * sizeof(T), buf, m * sizeof(T));
+  }
+}
+
 // Scales and zero points of groups [g0, g0 + stats) into the outputs and their float32 values.
 void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const DynamicOutputs& out,
                  const ScaleValues& values, std::vector<uint32_t>* codes, std::vector<int32_t>* zps) {
@@ -204,18 +217,18 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
   QLINEAR_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
                                      static_cast<int64_t>(n), v, codes->data(), minmax ? zps->data() : nullptr);
   char* dst = static_cast<char*>(out.scale);
+  // Narrowing through local pointers and a local buffer: stores through char* may alias the
+  // codes vector, which kept every iteration a reload and a byte store.
+  const uint32_t* from = codes->data();
   switch (Info(f.scale_type).bits) {
     case 32:
       if (v != static_cast<float*>(out.scale) + g0) std::memcpy(dst + 4 * g0, v, n * 4);
       break;
     case 16:
-      for (size_t k = 0; k < n; ++k) {
-        const uint16_t h = static_cast<uint16_t>((*codes)[k]);
-        std::memcpy(dst + 2 * (g0 + static_cast<int64_t>(k)), &h, 2);
-      }
+      NarrowCodes<uint16_t>(from, n, dst + 2 * g0);
       break;
     default:
-      for (size_t k = 0; k < n; ++k) dst[g0 + static_cast<int64_t>(k)] = static_cast<char>((*codes)[k]);
+      NarrowCodes<uint8_t>(from, n, dst + g0);
   }
   if (minmax) StoreZeroPoints(p, zps->data(), g0, static_cast<int64_t>(n), out);
 }
