@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/formats.h"
@@ -306,6 +307,25 @@ HWY_INLINE void StoreTwoCodes(DF df, VI c0, VI c1, TOut* HWY_RESTRICT out) {
     return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(LowBytesOfPair(c0.raw, c1.raw)));
   }
 #endif
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+  // Exact byte codes: one pack to 16-bit and one to bytes for both vectors (AVX2: and one
+  // permute), as in StoreFourCodes below.
+  if constexpr (sizeof(TOut) == 1) {
+    constexpr bool kSigned = std::is_signed_v<TOut>;
+#if HWY_TARGET == HWY_AVX2
+    const __m256i w = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
+    const __m256i b = kSigned ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+    // Half h holds dwords c0[4h..4h+3], c1[4h..4h+3], twice.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5);
+    const __m256i ordered = _mm256_permutevar8x32_epi32(b, order);
+    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(ordered));
+#else
+    const __m128i w = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
+    const __m128i b = kSigned ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+    return _mm_storel_epi64(reinterpret_cast<__m128i*>(out), b);
+#endif
+  }
+#endif
   StoreCodes(df, c0, out);
   StoreCodes(df, c1, out + hn::Lanes(df));
 }
@@ -316,6 +336,28 @@ HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_REST
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
   if constexpr (sizeof(TOut) == 1 && hn::MaxLanes(df) == 16) {
     return _mm512_storeu_si512(out, LowBytesOfFour(c0.raw, c1.raw, c2.raw, c3.raw));
+  }
+#endif
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+  // Exact byte codes: two packs to 16-bit and one to bytes for all four vectors (AVX2: and one
+  // permute of the 128-bit halves' dwords) instead of the two packs and permute per vector of
+  // DemoteTo.
+  if constexpr (sizeof(TOut) == 1) {
+    constexpr bool kSigned = std::is_signed_v<TOut>;
+#if HWY_TARGET == HWY_AVX2
+    const __m256i w01 = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
+    const __m256i w23 = kSigned ? _mm256_packs_epi32(c2.raw, c3.raw) : _mm256_packus_epi32(c2.raw, c3.raw);
+    const __m256i b = kSigned ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+    // Half h holds dwords c0[4h..4h+3], c1[..], c2[..], c3[..]: dword k of the result is c(k/2)'s
+    // half k%2.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutevar8x32_epi32(b, order));
+#else
+    const __m128i w01 = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
+    const __m128i w23 = kSigned ? _mm_packs_epi32(c2.raw, c3.raw) : _mm_packus_epi32(c2.raw, c3.raw);
+    const __m128i b = kSigned ? _mm_packs_epi16(w01, w23) : _mm_packus_epi16(w01, w23);
+    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), b);
+#endif
   }
 #endif
   StoreTwoCodes(df, c0, c1, out);
