@@ -298,6 +298,31 @@ HWY_INLINE void FourFromBF16Table(DF /*df*/, const BF16Table& table, const uint8
 }
 #endif
 
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+// Four vectors of exact byte codes (int32 lanes of TOut's range) to their 4N bytes in element
+// order: two packs to 16-bit lanes, one to bytes and (AVX2, whose packs work per 128-bit half:
+// half h holds lanes 4h..4h+3 of each vector) one permute of 32-bit lanes. Narrowing each vector
+// by itself took two packs and a permute per vector, a quarter of the int8 loop.
+template <class TOut, class V>
+HWY_INLINE auto BytesOfFour(V c0, V c1, V c2, V c3) {
+  constexpr bool kSigned = std::is_signed_v<TOut>;
+#if HWY_TARGET == HWY_AVX2
+  const __m256i w01 = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
+  const __m256i w23 = kSigned ? _mm256_packs_epi32(c2.raw, c3.raw) : _mm256_packus_epi32(c2.raw, c3.raw);
+  const __m256i b = kSigned ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+  return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+#else
+  const __m128i w01 = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
+  const __m128i w23 = kSigned ? _mm_packs_epi32(c2.raw, c3.raw) : _mm_packus_epi32(c2.raw, c3.raw);
+  return kSigned ? _mm_packs_epi16(w01, w23) : _mm_packus_epi16(w01, w23);
+#endif
+}
+HWY_INLINE void StoreRaw(__m128i* out, __m128i v) { _mm_storeu_si128(out, v); }
+#if HWY_TARGET == HWY_AVX2
+HWY_INLINE void StoreRaw(__m256i* out, __m256i v) { _mm256_storeu_si256(out, v); }
+#endif
+#endif
+
 // Two code vectors to consecutive outputs. On AVX3_DL, byte outputs: one VPERMT2B and one store
 // instead of two VPMOVDB (two ops each) and two stores.
 template <class DF, class TOut, class VI = hn::Vec<hn::RebindToSigned<DF>>>
@@ -308,20 +333,11 @@ HWY_INLINE void StoreTwoCodes(DF df, VI c0, VI c1, TOut* HWY_RESTRICT out) {
   }
 #endif
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
-  // Exact byte codes: one pack to 16-bit and one to bytes for both vectors (AVX2: and one
-  // permute), as in StoreFourCodes below.
-  if constexpr (sizeof(TOut) == 1) {
-    constexpr bool kSigned = std::is_signed_v<TOut>;
+  if constexpr (sizeof(TOut) == 1) {  // c0, c1 twice: the first 2N bytes
+    const auto b = BytesOfFour<TOut>(c0, c1, c0, c1);
 #if HWY_TARGET == HWY_AVX2
-    const __m256i w = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
-    const __m256i b = kSigned ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
-    // Half h holds dwords c0[4h..4h+3], c1[4h..4h+3], twice.
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5);
-    const __m256i ordered = _mm256_permutevar8x32_epi32(b, order);
-    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(ordered));
+    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(b));
 #else
-    const __m128i w = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
-    const __m128i b = kSigned ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
     return _mm_storel_epi64(reinterpret_cast<__m128i*>(out), b);
 #endif
   }
@@ -339,25 +355,9 @@ HWY_INLINE void StoreFourCodes(DF df, VI c0, VI c1, VI c2, VI c3, TOut* HWY_REST
   }
 #endif
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
-  // Exact byte codes: two packs to 16-bit and one to bytes for all four vectors (AVX2: and one
-  // permute of the 128-bit halves' dwords) instead of the two packs and permute per vector of
-  // DemoteTo.
   if constexpr (sizeof(TOut) == 1) {
-    constexpr bool kSigned = std::is_signed_v<TOut>;
-#if HWY_TARGET == HWY_AVX2
-    const __m256i w01 = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
-    const __m256i w23 = kSigned ? _mm256_packs_epi32(c2.raw, c3.raw) : _mm256_packus_epi32(c2.raw, c3.raw);
-    const __m256i b = kSigned ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
-    // Half h holds dwords c0[4h..4h+3], c1[..], c2[..], c3[..]: dword k of the result is c(k/2)'s
-    // half k%2.
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    return _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutevar8x32_epi32(b, order));
-#else
-    const __m128i w01 = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
-    const __m128i w23 = kSigned ? _mm_packs_epi32(c2.raw, c3.raw) : _mm_packus_epi32(c2.raw, c3.raw);
-    const __m128i b = kSigned ? _mm_packs_epi16(w01, w23) : _mm_packus_epi16(w01, w23);
-    return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), b);
-#endif
+    using R = decltype(c0.raw);
+    return StoreRaw(reinterpret_cast<R*>(out), BytesOfFour<TOut>(c0, c1, c2, c3));
   }
 #endif
   StoreTwoCodes(df, c0, c1, out);
