@@ -196,6 +196,7 @@ struct Stats {
 // compiler knows aliases nothing.
 template <class T>
 void NarrowCodes(const uint32_t* codes, size_t n, char* dst) {
+  static_assert(sizeof(T) <= 2, "scale codes are 8 or 16 bits");
   constexpr size_t kBatch = 256;
   T buf[kBatch];
   for (size_t k = 0; k < n; k += kBatch) {
@@ -220,6 +221,7 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
   // Narrowing through local pointers and a local buffer: stores through char* may alias the
   // codes vector, which kept every iteration a reload and a byte store.
   const uint32_t* from = codes->data();
+  if (n == 0) return;  // nothing to store (and no pointer arithmetic on the outputs)
   switch (Info(f.scale_type).bits) {
     case 32:
       if (v != static_cast<float*>(out.scale) + g0) std::memcpy(dst + 4 * g0, v, n * 4);

@@ -299,21 +299,21 @@ HWY_INLINE void FourFromBF16Table(DF /*df*/, const BF16Table& table, const uint8
 #endif
 
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
-// Four vectors of exact byte codes (int32 lanes of TOut's range) to their 4N bytes in element
+// Four vectors of byte codes (int32 lanes, exact codes of TOut; others saturate) to their 4N bytes in element
 // order: two packs to 16-bit lanes, one to bytes and (AVX2, whose packs work per 128-bit half:
 // half h holds lanes 4h..4h+3 of each vector) one permute of 32-bit lanes. Narrowing each vector
 // by itself took two packs and a permute per vector, a quarter of the int8 loop.
 template <class TOut, class V>
 HWY_INLINE auto BytesOfFour(V c0, V c1, V c2, V c3) {
+  // Signed packs to 16 bits for both: a lane beyond the range still saturates to the bound in
+  // the byte pack, as DemoteTo would.
   constexpr bool kSigned = std::is_signed_v<TOut>;
 #if HWY_TARGET == HWY_AVX2
-  const __m256i w01 = kSigned ? _mm256_packs_epi32(c0.raw, c1.raw) : _mm256_packus_epi32(c0.raw, c1.raw);
-  const __m256i w23 = kSigned ? _mm256_packs_epi32(c2.raw, c3.raw) : _mm256_packus_epi32(c2.raw, c3.raw);
+  const __m256i w01 = _mm256_packs_epi32(c0.raw, c1.raw), w23 = _mm256_packs_epi32(c2.raw, c3.raw);
   const __m256i b = kSigned ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
   return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 #else
-  const __m128i w01 = kSigned ? _mm_packs_epi32(c0.raw, c1.raw) : _mm_packus_epi32(c0.raw, c1.raw);
-  const __m128i w23 = kSigned ? _mm_packs_epi32(c2.raw, c3.raw) : _mm_packus_epi32(c2.raw, c3.raw);
+  const __m128i w01 = _mm_packs_epi32(c0.raw, c1.raw), w23 = _mm_packs_epi32(c2.raw, c3.raw);
   return kSigned ? _mm_packs_epi16(w01, w23) : _mm_packus_epi16(w01, w23);
 #endif
 }
