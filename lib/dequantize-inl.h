@@ -1022,6 +1022,7 @@ auto CodesFor(const void* x) {
 // stay in L1 together.
 constexpr int64_t kStagedChunk = 2048;
 
+struct LineDrain;  // x86 only (below)
 #if HWY_ARCH_X86
 // Whole cache lines of a staged chunk waiting to be streamed to y. Step streams the next four
 // vectors of them: a draining decoder (below) takes one step per group it decodes, so that one
@@ -1127,7 +1128,7 @@ HWY_NOINLINE bool DequantizeStaged(const DequantizePlan& p, void* HWY_RESTRICT y
 // from the type list.
 // drain (x86): float32 output into a staged chunk, taking steps of the drain as it goes.
 inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& prm, void* y,
-                                   [[maybe_unused]] void* drain = nullptr) {
+                                   [[maybe_unused]] LineDrain* drain = nullptr) {
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantized(kX)) {
@@ -1138,7 +1139,7 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
       if (drain != nullptr) {
         Draining<decltype(dec)> draining;
         static_cast<decltype(dec)&>(draining) = dec;
-        draining.drain = static_cast<LineDrain*>(drain);
+        draining.drain = drain;
         return DequantizeAll<DType::kFloat32>(draining, codes, p, prm, y);
       }
 #endif

@@ -299,10 +299,11 @@ HWY_INLINE void FourFromBF16Table(DF /*df*/, const BF16Table& table, const uint8
 #endif
 
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
-// Four vectors of byte codes (int32 lanes, exact codes of TOut; others saturate) to their 4N bytes in element
-// order: two packs to 16-bit lanes, one to bytes and (AVX2, whose packs work per 128-bit half:
-// half h holds lanes 4h..4h+3 of each vector) one permute of 32-bit lanes. Narrowing each vector
-// by itself took two packs and a permute per vector, a quarter of the int8 loop.
+// Four vectors of byte codes (int32 lanes, exact codes of TOut; others saturate) to their 4N
+// bytes in element order: two packs to 16-bit lanes, one to bytes and (AVX2, whose packs work
+// per 128-bit half: half h holds lanes 4h..4h+3 of each vector) one permute of 32-bit lanes.
+// Narrowing each vector by itself took two packs and a permute per vector, a quarter of the
+// int8 loop.
 template <class TOut, class V>
 HWY_INLINE auto BytesOfFour(V c0, V c1, V c2, V c3) {
   // Signed packs to 16 bits for both: a lane beyond the range still saturates to the bound in
