@@ -137,6 +137,26 @@ HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, 
   StoreY<kY>(df, v3, y, i + 3 * N);
 }
 
+// A loop's group of four vectors to elements [i, i + 4N) of y: StoreFourY, or (a Streaming
+// decoder's float32 output, x86) non-temporal stores where element i is vector-aligned.
+template <DType kY, class Dec, class DF, class V = hn::Vec<DF>>
+HWY_INLINE void StoreGroup(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
+#if HWY_ARCH_X86
+  if constexpr (kY == DType::kFloat32 && Dec::kStreams) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    float* HWY_RESTRICT o = static_cast<float*>(y) + i;
+    if (HWY_LIKELY(reinterpret_cast<uintptr_t>(o) % (N * sizeof(float)) == 0)) {
+      hn::Stream(v0, df, o);
+      hn::Stream(v1, df, o + N);
+      hn::Stream(v2, df, o + 2 * N);
+      hn::Stream(v3, df, o + 3 * N);
+      return;
+    }
+  }
+#endif
+  StoreFourY<kY>(df, v0, v1, v2, v3, y, i);
+}
+
 // The same with the output type chosen at run time (the backward pass's dx).
 template <class DF>
 HWY_INLINE void StoreOutput(DF df, hn::Vec<DF> v, DType y_type, void* HWY_RESTRICT out) {
@@ -159,7 +179,8 @@ constexpr bool PermutedFields() {
 
 // Integers: float32(x - zp), exact for <= 16-bit types (int32 inputs have zp == 0, validated).
 struct IntDecoder {
-  static constexpr bool kDrains = false;  // see Draining
+  static constexpr bool kDrains = false;   // see Draining
+  static constexpr bool kStreams = false;  // see Streaming
   static constexpr int kFoldShift = 0;    // nothing to fold (MiniFloatDecoder)
   static constexpr float kFold = 1.0f;
   template <class DF, class DI = hn::RebindToSigned<DF>>
@@ -201,7 +222,8 @@ struct IntDecoder {
 // The zero point is zero (validated) and not used.
 template <DType kT>
 struct MiniFloatDecoder {
-  static constexpr bool kDrains = false;  // see Draining
+  static constexpr bool kDrains = false;   // see Draining
+  static constexpr bool kStreams = false;  // see Streaming
   using Tr = MiniTraits<kT>;
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> code, hn::Vec<DI> /*zp*/) const {
@@ -749,7 +771,9 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     if constexpr (!kEach && kFieldTable<Codes>) {
       if (n - j >= kFieldTableFrom<kY>) {
-        j = DequantizeFieldTable<kY>(dec, codes, e, j, n, *s, z != nullptr ? *z : 0, stream, out);
+        const bool streams = kY == DType::kFloat32 && Dec::kStreams &&
+                             reinterpret_cast<uintptr_t>(out + j * YSize(kY)) % (N * sizeof(float)) == 0;
+        j = DequantizeFieldTable<kY>(dec, codes, e, j, n, *s, z != nullptr ? *z : 0, stream || streams, out);
       }
     }
 #endif
@@ -775,8 +799,8 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
               return;
             }
           }
-          StoreFourY<kY>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N), out,
-                         j);
+          StoreGroup<kY, Dec>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
+                              out, j);
         });
       }
     };
@@ -831,7 +855,7 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes& codes_ref, int
         for (int64_t row = 0; row < 4; ++row) {
           const int64_t i = row * len + j;
           dec.template Four<kFolded>(df, codes, e + i, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-            StoreFourY<kY>(df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
+            StoreGroup<kY, Dec>(df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
           });
         }
       }
@@ -868,7 +892,7 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
       };
       auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
       dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-        StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+        StoreGroup<kY, Dec>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
       });
     }
   });
@@ -904,8 +928,8 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes& codes_ref,
           const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
           dec.template Four<kFolded>(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
                                      [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-                                       StoreFourY<kY>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
-                                                      hn::Mul(v3, vs), y, j);
+                                       StoreGroup<kY, Dec>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
+                                                           hn::Mul(v3, vs), y, j);
                                      });
           if (--left == 0) {
             ++k;
@@ -928,7 +952,7 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes& codes_ref,
         }
       }
       dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-        StoreFourY<kY>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+        StoreGroup<kY, Dec>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
       });
     }
   }
@@ -977,7 +1001,8 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 // the scales per four rows); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
 // a parallel piece) one row at a time: where memory bounds the call, the eight streams of four
 // rows ran them at 0.3-0.9x of one row at a time (16M elements, Zen 5), while in cache four rows
-// gain up to 1.6x. (Long float32 outputs are staged on x86 in chunks that keep four rows.)
+// gain up to 1.6x. (Long float32 outputs on x86 stream from the loops or are staged in chunks
+// that keep four rows.)
 template <DType kY, class Dec, class Codes>
 void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, const QuantParams& prm, void* y) {
   const RunKind kind = RunKindOf(p.layout);
@@ -1063,6 +1088,26 @@ struct Draining : Dec {
   }
 };
 
+// Dec, its loops' float32 groups written with non-temporal stores (StoreGroup).
+template <class Dec>
+struct Streaming : Dec {
+  static constexpr bool kStreams = true;
+};
+
+// Whether a long float32 output of a per-axis or blocked call is streamed by the loops
+// themselves (Streaming): y on a cache line and every run and block of the layout starting
+// on one (its lengths whole lines), so that the loops' groups of four vectors fill lines in
+// address order. Others are staged (below).
+inline bool StreamsInPlace(const DequantizePlan& p, const void* y) {
+  constexpr int64_t kLine = 16;  // float32 elements per 64-byte line
+  const Layout& l = p.layout;
+  const int64_t unit = l.inner > 1 ? l.inner : l.axis_dim;
+  const RunKind kind = RunKindOf(l);
+  if (kind == RunKind::kShortBlocks) return false;
+  if (kind == RunKind::kBlocks && l.block % kLine != 0 && l.block < l.axis_dim) return false;
+  return reinterpret_cast<uintptr_t>(y) % 64 == 0 && p.begin % kLine == 0 && unit % kLine == 0;
+}
+
 // A long float32 output of a per-axis or blocked call: chunks of kStagedChunk elements are
 // decoded by the usual loops into an aligned buffer on the stack, and copied to y with
 // non-temporal stores, whole cache lines of y at a time. The per-row and per-block loops store
@@ -1127,8 +1172,10 @@ HWY_NOINLINE bool DequantizeStaged(const DequantizePlan& p, void* HWY_RESTRICT y
 // Vector DequantizeLinear: one instantiation per (code source, decoder, output type), generated
 // from the type list.
 // drain (x86): float32 output into a staged chunk, taking steps of the drain as it goes.
+// streaming (x86): float32 output through Streaming (StreamsInPlace).
 inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& prm, void* y,
-                                   [[maybe_unused]] LineDrain* drain = nullptr) {
+                                   [[maybe_unused]] LineDrain* drain = nullptr,
+                                   [[maybe_unused]] bool streaming = false) {
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantized(kX)) {
@@ -1142,6 +1189,13 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
         draining.drain = drain;
         return DequantizeAll<DType::kFloat32>(draining, codes, p, prm, y);
       }
+      if (streaming) {
+        Streaming<decltype(dec)> streams;
+        static_cast<decltype(dec)&>(streams) = dec;
+        DequantizeAll<DType::kFloat32>(streams, codes, p, prm, y);
+        hwy::FlushStream();  // order the streamed stores before the call returns
+        return;
+      }
 #endif
       switch (p.y_type) {
         case DType::kFloat16: return DequantizeAll<DType::kFloat16>(dec, codes, p, prm, y);
@@ -1152,15 +1206,18 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
   });
 }
 
-// Per tensor, DequantizeSpan streams long outputs itself; other granularities are staged.
+// Per tensor, DequantizeSpan streams long outputs itself; other granularities are streamed by
+// their loops where lines allow (StreamsInPlace), else staged.
 inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
 #if HWY_ARCH_X86
   if (p.y_type == DType::kFloat32 && p.layout.granularity != Granularity::kPerTensor &&
-      p.end - p.begin >= kStreamFrom &&
-      DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out, LineDrain* drain) {
-        DequantizeVectorDirect(q, prm, out, drain);
-      })) {
-    return;
+      p.end - p.begin >= kStreamFrom) {
+    if (StreamsInPlace(p, y)) return DequantizeVectorDirect(p, prm, y, nullptr, true);
+    if (DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out, LineDrain* drain) {
+          DequantizeVectorDirect(q, prm, out, drain);
+        })) {
+      return;
+    }
   }
 #endif
   DequantizeVectorDirect(p, prm, y);

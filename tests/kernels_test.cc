@@ -478,12 +478,16 @@ struct WeightData {
 };
 
 // Long float32 outputs take non-temporal stores on x86: per tensor from the first 64-byte
-// boundary that starts a byte of codes, other granularities through chunks decoded into two
-// alternating buffers, each chunk's lines streamed out while the next one is decoded. Outputs at offsets from a 64-byte boundary
-// (0; 4 and 60: an odd head, not streamed on packed x; 8; 2: not float-aligned, normal stores), int8 and int4 per tensor, int4 rows of odd length (the second
-// row starts mid-byte), per row, blocks along the last and the outer axis with packed zero
-// points, MXFP4, per element along the last axis, per column of int8, float8 in blocks along the
-// outer axis; sizes that are not multiples of a chunk or a line. Bytes equal the reference's and the red zones around y are intact.
+// boundary that starts a byte of codes; other granularities from the loops themselves where y
+// and every run and block start on a line (offset 0 here, rows of whole lines), else through
+// chunks decoded into two alternating buffers, each chunk's lines streamed out while the next
+// one is decoded. Outputs at offsets from a 64-byte boundary (0; 4 and 60: an odd head, not
+// streamed on packed x; 8; 2: not float-aligned, normal stores), int8 and int4 per tensor, int4
+// rows of odd length (the second row starts mid-byte), per row (int4 rows of 4096: the 4-bit
+// tables), blocks along the last and the outer axis with packed zero points, MXFP4, per element
+// along the last axis, per column of int8 (rows of whole lines that are not whole groups of
+// four vectors on AVX-512), float8 in blocks along the outer axis; sizes that are not multiples
+// of a chunk or a line. Bytes equal the reference's and the red zones around y are intact.
 TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
   std::mt19937 rng(8);
@@ -500,6 +504,9 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       {QLINEAR_DTYPE_INT2, {4097, 1027}, {1027}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_INT8, {4097, 1030}, {1030}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_FLOAT8E4M3FN, {4099, 1024}, {129, 1024}, 0, 32, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT4E2M1, {4097, 1024}, {4097, 32}, 1, 32, false, QLINEAR_DTYPE_FLOAT8E8M0},
+      {QLINEAR_DTYPE_INT8, {4097, 1040}, {1040}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT4, {1025, 4096}, {1025}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
   };
   for (const WeightCase& c : cases) {
     const WeightData w(c, rng);
