@@ -487,7 +487,8 @@ struct WeightData {
 // tables), blocks along the last and the outer axis with packed zero points, MXFP4, per element
 // along the last axis, per column of int8 (rows of whole lines that are not whole groups of
 // four vectors on AVX-512), float8 in blocks along the outer axis; sizes that are not multiples
-// of a chunk or a line. Bytes equal the reference's and the red zones around y are intact.
+// of a chunk or a line; range calls from element 16 and 4 into a line-aligned y. Bytes equal
+// the reference's and the red zones around y are intact.
 TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
   std::mt19937 rng(8);
@@ -538,6 +539,22 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       for (size_t i = kRed + offset + ybytes; i < total; ++i) {
         ASSERT_EQ(base[i], 0xCD) << "after y, offset " << offset;
       }
+    }
+    // Ranges into a line-aligned y: from element 16 (every line stays whole) and from element
+    // 4 (lines shifted: staged).
+    for (int64_t first : {16, 4}) {
+      std::memset(base, 0xCD, total);
+      uint8_t* y = base + kRed;
+      const size_t rbytes = ybytes - static_cast<size_t>(4 * first);
+      qlinear_tensor xr = x;
+      xr.data = static_cast<const uint8_t*>(x.data) + first / (8 / Bits(c.xt));
+      ASSERT_EQ(qlinear_dequantize_linear_range(&xr, &sc, z, &a, first, n - first, y, rbytes), QLINEAR_OK)
+          << qlinear_last_error();
+      EXPECT_EQ(std::memcmp(y, want.data() + 4 * first, rbytes), 0)
+          << Describe(c.xt, c.st, QLINEAR_DTYPE_FLOAT, {c.shape, c.s_shape, a.axis, c.block}, 0) << " range from "
+          << first;
+      for (size_t i = 0; i < kRed; ++i) ASSERT_EQ(base[i], 0xCD) << "before the range's y";
+      for (size_t i = kRed + rbytes; i < total; ++i) ASSERT_EQ(base[i], 0xCD) << "after the range's y";
     }
     std::free(mem);
   }
