@@ -1097,11 +1097,13 @@ struct Streaming : Dec {
 // Whether a long float32 output of a per-axis or blocked call is streamed by the loops
 // themselves (Streaming): y on a cache line and every run and block of the layout starting
 // on one (its lengths whole lines), so that the loops' groups of four vectors fill lines in
-// address order. Others are staged (below).
+// address order, and runs of at least four groups (shorter ones would mostly go through
+// DequantizeFew's normal stores). Others are staged (below).
 inline bool StreamsInPlace(const DequantizePlan& p, const void* y) {
   constexpr int64_t kLine = 16;  // float32 elements per 64-byte line
   const Layout& l = p.layout;
   const int64_t unit = l.inner > 1 ? l.inner : l.axis_dim;
+  if (unit < 16 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()))) return false;
   const RunKind kind = RunKindOf(l);
   if (kind == RunKind::kShortBlocks) return false;
   if (kind == RunKind::kBlocks && l.block % kLine != 0 && l.block < l.axis_dim) return false;

@@ -455,7 +455,7 @@ struct WeightData {
     for (int64_t d : c.s_shape) sn *= d;
     x.resize(Bytes(c.xt, n));
     for (uint8_t& b : x) b = static_cast<uint8_t>(rng());
-    const int64_t per = 8 / Bits(c.xt);
+    const int64_t per = std::max(1, 8 / Bits(c.xt));  // elements per byte (wider types: 1)
     if (n % per != 0) x.back() &= static_cast<uint8_t>((1u << (8 / per * (n % per))) - 1);
     scales.resize(Bytes(c.st, sn));
     for (int64_t k = 0; k < sn; ++k) {
@@ -483,12 +483,13 @@ struct WeightData {
 // chunks decoded into two alternating buffers, each chunk's lines streamed out while the next
 // one is decoded. Outputs at offsets from a 64-byte boundary (0; 4 and 60: an odd head, not
 // streamed on packed x; 8; 2: not float-aligned, normal stores), int8 and int4 per tensor, int4
-// rows of odd length (the second row starts mid-byte), per row (int4 rows of 4096: the 4-bit
-// tables), blocks along the last and the outer axis with packed zero points, MXFP4, per element
-// along the last axis, per column of int8 (rows of whole lines that are not whole groups of
-// four vectors on AVX-512), float8 in blocks along the outer axis; sizes that are not multiples
-// of a chunk or a line; range calls from element 16 and 4 into a line-aligned y. Bytes equal
-// the reference's and the red zones around y are intact.
+// rows of odd length (the second row starts mid-byte), per row (int4 and int2 rows of 4096: the
+// 4- and 2-bit tables; int8 rows of 16, too short to stream in place), blocks along the last
+// and the outer axis with packed zero points, MXFP4, uint8 blocks of 48 with zero points, int16
+// blocks of 16, per element along the last axis, per column of int8 (rows of whole lines that
+// are not whole groups of four vectors on AVX-512), float8 in blocks along the outer axis; sizes
+// that are not multiples of a chunk or a line; range calls from element 16 and 4 into a
+// line-aligned y. Bytes equal the reference's and the red zones around y are intact.
 TEST_P(KernelTest, LongFloat32OutputsStreamed) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "streamed stores are x86's";
   std::mt19937 rng(8);
@@ -508,6 +509,10 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       {QLINEAR_DTYPE_FLOAT4E2M1, {4097, 1024}, {4097, 32}, 1, 32, false, QLINEAR_DTYPE_FLOAT8E8M0},
       {QLINEAR_DTYPE_INT8, {4097, 1040}, {1040}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_INT4, {1025, 4096}, {1025}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT2, {1025, 4096}, {1025}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT8, {4097, 1024}, {4097, 22}, 1, 48, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT16, {4097, 1024}, {4097, 64}, 1, 16, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT8, {262147, 16}, {262147}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
   };
   for (const WeightCase& c : cases) {
     const WeightData w(c, rng);
@@ -547,7 +552,7 @@ TEST_P(KernelTest, LongFloat32OutputsStreamed) {
       uint8_t* y = base + kRed;
       const size_t rbytes = ybytes - static_cast<size_t>(4 * first);
       qlinear_tensor xr = x;
-      xr.data = static_cast<const uint8_t*>(x.data) + first / (8 / Bits(c.xt));
+      xr.data = static_cast<const uint8_t*>(x.data) + Bytes(c.xt, first);
       ASSERT_EQ(qlinear_dequantize_linear_range(&xr, &sc, z, &a, first, n - first, y, rbytes), QLINEAR_OK)
           << qlinear_last_error();
       EXPECT_EQ(std::memcmp(y, want.data() + 4 * first, rbytes), 0)
