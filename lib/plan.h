@@ -108,54 +108,64 @@ inline void ScaleWindow(const Layout& l, int64_t begin, int64_t end, int64_t* fi
   }
 }
 
-// Calls fn(const Run&) for the runs that cover flat indices [begin, end), in order.
+// Calls fn(const Run&) for the runs that cover flat indices [begin, end), in order. The first
+// run's position comes from divisions, the next runs' are stepped from it: divisions per run
+// put one on the chain from each run's start to the next (stepping: per-row DequantizeLinear
+// of 4- and 2-bit types 1.05-1.10x on AVX2 at 64K and 1M elements, Zen 5).
 template <class Fn>
 void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
+  if (begin >= end) return;
   int64_t i = begin;
-  while (i < end) {
-    Run r{i, end - i, 0, end - i, 0};  // per-tensor: one run, one scale
-    switch (l.granularity) {
-      case Granularity::kPerTensor:
-        break;
-      case Granularity::kPerAxis:
-        if (l.inner == 1) {  // last axis: the scale changes every element
-          const int64_t a = i % l.axis_dim;
-          r.count = l.axis_dim - a;
-          r.scale_first = a;
-          r.period = 1;
-        } else {
-          const int64_t in = i % l.inner;
-          r.count = l.inner - in;
-          r.scale_first = (i / l.inner) % l.axis_dim;
-          r.period = r.count;
-        }
-        break;
-      case Granularity::kBlocked:
-        if (l.inner == 1 && l.axis_dim % l.block == 0) {
-          // Blocks along the last axis that tile its rows: scale index i / block, so the rows
-          // join into one run (no per-row call).
-          r.scale_first = i / l.block;
-          r.period = l.block;
-          r.phase = i % l.block;
-        } else if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
-          const int64_t o = i / l.axis_dim, a = i % l.axis_dim;
-          r.count = l.axis_dim - a;
-          r.scale_first = o * l.scale_axis + a / l.block;
-          r.period = l.block;
-          r.phase = a % l.block;
-        } else {  // blocks along an outer axis: a row of `inner` scales, one per element
-          const int64_t in = i % l.inner, row = i / l.inner;
-          const int64_t o = row / l.axis_dim, a = row % l.axis_dim;
-          r.count = l.inner - in;
-          r.scale_first = (o * l.scale_axis + a / l.block) * l.inner + in;
-          r.period = 1;
-        }
-        break;
-    }
+  // r clipped to end, passed to fn, and i moved past it.
+  auto emit = [&](Run r) {
     if (r.count > end - i) r.count = end - i;
     fn(static_cast<const Run&>(r));
     i += r.count;
+  };
+  switch (l.granularity) {
+    case Granularity::kPerTensor:
+      break;
+    case Granularity::kPerAxis:
+      if (l.inner == 1) {  // last axis: the scale changes every element
+        for (int64_t a = i % l.axis_dim; i < end; a = 0) emit(Run{i, l.axis_dim - a, a, 1, 0});
+      } else {
+        int64_t in = i % l.inner, k = (i / l.inner) % l.axis_dim;
+        for (; i < end; in = 0, k = k + 1 == l.axis_dim ? 0 : k + 1) {
+          emit(Run{i, l.inner - in, k, l.inner - in, 0});
+        }
+      }
+      return;
+    case Granularity::kBlocked:
+      if (l.inner == 1 && l.axis_dim % l.block == 0) {
+        // Blocks along the last axis that tile its rows: scale index i / block, so the rows
+        // join into one run (no per-row call).
+        return emit(Run{i, end - i, i / l.block, l.block, i % l.block});
+      }
+      if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
+        for (int64_t o = i / l.axis_dim, a = i % l.axis_dim; i < end; ++o, a = 0) {
+          emit(Run{i, l.axis_dim - a, o * l.scale_axis + a / l.block, l.block, a % l.block});
+        }
+      } else {  // blocks along an outer axis: a row of `inner` scales, one per element
+        const int64_t row = i / l.inner;
+        int64_t in = i % l.inner, o = row / l.axis_dim, a = row % l.axis_dim;
+        int64_t k = a / l.block, left = l.block - a % l.block;  // a's block in o, rows left in it
+        while (i < end) {
+          emit(Run{i, l.inner - in, (o * l.scale_axis + k) * l.inner + in, 1, 0});
+          in = 0;
+          if (++a == l.axis_dim) {
+            a = 0;
+            ++o;
+            k = 0;
+            left = l.block;
+          } else if (--left == 0) {
+            ++k;
+            left = l.block;
+          }
+        }
+      }
+      return;
   }
+  emit(Run{i, end - i, 0, end - i, 0});  // per tensor: one run, one scale
 }
 
 // What a QuantizeLinear and a DequantizeLinear plan share.
