@@ -137,20 +137,25 @@ HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, 
   StoreY<kY>(df, v3, y, i + 3 * N);
 }
 
+// Four float32 vectors to o[0, 4N) with non-temporal stores (o vector-aligned).
+template <class DF, class V = hn::Vec<DF>>
+HWY_INLINE void StreamFour(DF df, V v0, V v1, V v2, V v3, float* HWY_RESTRICT o) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  hn::Stream(v0, df, o);
+  hn::Stream(v1, df, o + N);
+  hn::Stream(v2, df, o + 2 * N);
+  hn::Stream(v3, df, o + 3 * N);
+}
+
 // A loop's group of four vectors to elements [i, i + 4N) of y: StoreFourY, or (a Streaming
 // decoder's float32 output, x86) non-temporal stores where element i is vector-aligned.
 template <DType kY, class Dec, class DF, class V = hn::Vec<DF>>
 HWY_INLINE void StoreGroup(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
 #if HWY_ARCH_X86
   if constexpr (kY == DType::kFloat32 && Dec::kStreams) {
-    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     float* HWY_RESTRICT o = static_cast<float*>(y) + i;
-    if (HWY_LIKELY(reinterpret_cast<uintptr_t>(o) % (N * sizeof(float)) == 0)) {
-      hn::Stream(v0, df, o);
-      hn::Stream(v1, df, o + N);
-      hn::Stream(v2, df, o + 2 * N);
-      hn::Stream(v3, df, o + 3 * N);
-      return;
+    if (HWY_LIKELY(reinterpret_cast<uintptr_t>(o) % (hn::Lanes(df) * sizeof(float)) == 0)) {
+      return StreamFour(df, v0, v1, v2, v3, o);
     }
   }
 #endif
@@ -791,12 +796,8 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes& codes_ref, int64_t
         dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
           if constexpr (HWY_ARCH_X86 && kY == DType::kFloat32 && !kEach) {
             if (stream) {
-              float* o = reinterpret_cast<float*>(out) + j;
-              hn::Stream(scaled(v0, j), df, o);
-              hn::Stream(scaled(v1, j + N), df, o + N);
-              hn::Stream(scaled(v2, j + 2 * N), df, o + 2 * N);
-              hn::Stream(scaled(v3, j + 3 * N), df, o + 3 * N);
-              return;
+              return StreamFour(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
+                                reinterpret_cast<float*>(out) + j);
             }
           }
           StoreGroup<kY, Dec>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
