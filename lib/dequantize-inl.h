@@ -1010,6 +1010,21 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
     const int64_t e = r.start - p.begin;
     DequantizeRun<kY>(dec, codes, kind, r, e, prm, out + e * YSize(kY));
   };
+  if constexpr (Codes::kFieldBits == 0) {  // packed rows keep their spans' 4-/2-bit tables
+    if (kind == RunKind::kUniform && p.layout.granularity == Granularity::kPerAxis &&
+        p.layout.inner % (4 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()))) == 0 &&
+        p.layout.inner < kAlignFrom) {
+      // Per axis on an outer axis: consecutive rows of `inner` elements take consecutive
+      // scales, so the rows of one sweep of the axis are a run of blocks of `inner`, one loop
+      // for all of them instead of a call per row (int8 and float8 per row at 64K, AVX3_DL:
+      // 1.15-1.19x). Rows of kAlignFrom or more keep their spans, which align y's stores.
+      return ForEachAxisSweep(p.layout, p.begin, p.end, [&](const Run& r) {
+        const RunParams rp = ParamsOfRun(r, prm);
+        const int64_t e = r.start - p.begin;
+        DequantizeBlocks<kY>(dec, codes, e, r, rp.s, rp.z, out + e * YSize(kY));
+      });
+    }
+  }
   if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom)) {
     return ForEachRun(p.layout, p.begin, p.end, one);
   }

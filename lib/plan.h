@@ -108,6 +108,19 @@ inline void ScaleWindow(const Layout& l, int64_t begin, int64_t end, int64_t* fi
   }
 }
 
+// Per-axis layouts: calls fn(const Run&) for each stretch of [begin, end) within one sweep of the
+// axis (axis_dim rows of `inner` elements, scale index (i / inner) % axis_dim), as one run of
+// blocks of `inner`: element j uses scale scale_first + (phase + j) / inner.
+template <class Fn>
+void ForEachAxisSweep(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
+  const int64_t sweep = l.axis_dim * l.inner;
+  for (int64_t i = begin; i < end;) {
+    const int64_t next = end - i < sweep - i % sweep ? end : i + (sweep - i % sweep);
+    fn(static_cast<const Run&>(Run{i, next - i, (i / l.inner) % l.axis_dim, l.inner, i % l.inner}));
+    i = next;
+  }
+}
+
 // Calls fn(const Run&) for the runs that cover flat indices [begin, end), in order. The first
 // run's position comes from divisions, the next runs' are stepped from it: divisions per run
 // put one on the chain from each run's start to the next (stepping: per-row DequantizeLinear

@@ -628,6 +628,63 @@ TEST_P(KernelTest, LongHalfOutputsOfSharedScaleRows) {
 // that are not a multiple of the element size (no alignment possible). Bytes equal the
 // reference's and the red zones around y are intact. (That the loop is aligned shows in the
 // benchmark's -y16 rows, not here.)
+// Per axis on an outer axis with rows of whole groups of four vectors: each sweep of the axis is
+// dequantized as one run of blocks of a row (ForEachAxisSweep). Whole calls and range calls that
+// start inside a row, inside a group and on a later sweep, into y at several offsets from a line,
+// against the reference, with red zones.
+TEST_P(KernelTest, RowsOfOneScaleRunAsBlocks) {
+  std::mt19937 rng(10);
+  const int64_t L = lanes_;
+  constexpr size_t kRed = 64;
+  const WeightCase cases[] = {
+      {QLINEAR_DTYPE_INT8, {7, 8 * L}, {7}, 0, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT8, {7, 8 * L}, {7}, 0, 0, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_INT16, {3, 64 * L}, {3}, 0, 0, true, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT8E4M3FN, {2, 5, 4 * L}, {5}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_FLOAT8E5M2, {9, 12 * L}, {9}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
+  };
+  for (const WeightCase& c : cases) {
+    const WeightData w(c, rng);
+    const int64_t n = w.n, row = c.shape.back();
+    const qlinear_tensor* z = c.zero_points ? &w.tz : nullptr;
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+      qlinear_dequantize_attrs a;
+      qlinear_dequantize_attrs_init(&a);
+      a.axis = c.axis;
+      a.output_dtype = yt;
+      DequantizePlan plan;
+      ASSERT_EQ(PlanDequantize(&w.tx, &w.ts, z, &a, &plan), QLINEAR_OK) << qlinear_last_error();
+      const size_t ysize = yt == QLINEAR_DTYPE_FLOAT ? 4 : 2;
+      std::vector<uint8_t> want(static_cast<size_t>(n) * ysize);
+      DequantizeReference(plan, want.data(), 0, n);
+      const size_t total = (want.size() + 2 * kRed + 64 + 63) / 64 * 64;
+      void* mem = std::aligned_alloc(64, total);
+      ASSERT_NE(mem, nullptr);
+      uint8_t* base = static_cast<uint8_t*>(mem);
+      const int64_t sweep = c.shape.size() == 3 ? c.shape[1] * row : 2 * row;  // rank 2: a later row
+      for (int64_t first : {int64_t{0}, int64_t{1}, L + 3, 4 * L, row + 4 * L, sweep + 5}) {
+        if (first + 8 > n) continue;
+        const int64_t count = first == 1 ? n - first - 7 : n - first;  // one range ends early
+        qlinear_tensor slice = w.tx;
+        slice.data = w.x.data() + Bytes(c.xt, first);
+        const size_t ybytes = static_cast<size_t>(count) * ysize;
+        for (size_t offset : {0, 4, 16}) {
+          std::memset(base, 0xCD, total);
+          uint8_t* y = base + kRed + offset;
+          ASSERT_EQ(qlinear_dequantize_linear_range(&slice, &w.ts, z, &a, first, count, y, ybytes), QLINEAR_OK)
+              << qlinear_last_error();
+          EXPECT_EQ(std::memcmp(y, want.data() + static_cast<size_t>(first) * ysize, ybytes), 0)
+              << Describe(c.xt, c.st, yt, {c.shape, c.s_shape, c.axis, 0}, 0) << " first " << first
+              << " at offset " << offset;
+          for (size_t i = 0; i < kRed + offset; ++i) ASSERT_EQ(base[i], 0xCD) << "before y, offset " << offset;
+          for (size_t i = kRed + offset + ybytes; i < total; ++i) ASSERT_EQ(base[i], 0xCD) << "after y, offset " << offset;
+        }
+      }
+      std::free(mem);
+    }
+  }
+}
+
 TEST_P(KernelTest, LongSpansAlignOutputs) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "output alignment is x86's";
   std::mt19937 rng(9);
@@ -702,7 +759,9 @@ TEST_P(KernelTest, DequantizeEveryType) {
                                         {{3, 2 * L + 1}, {2 * L + 1}, 1, 0}, {{9 * L + 5}, {}, 1, 0},
                                         {{2, 4 * L + 3}, {4 * L + 3}, 1, 0},
                                         {{3, 70}, {3, 3}, 1, 32}, {{5, 7}, {3, 7}, 0, 2},
-                                        {{1}, {}, 1, 0}, {{0}, {}, 1, 0}};
+                                        {{1}, {}, 1, 0}, {{0}, {}, 1, 0},
+                                        // rows of whole groups with a scale each: one run of blocks
+                                        {{5, 8 * L}, {5}, 0, 0}, {{2, 3, 4 * L}, {3}, 1, 0}};
   for (int32_t xt : inputs) {
     for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
       for (int32_t st : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_FLOAT8E8M0}) {

@@ -103,7 +103,7 @@ TEST(Range, SlicesJoinToTheWholeTensor) {
 // one of them (checked against ScaleIndex, the definition, for every range of small layouts).
 // Also: ForEachRun's runs cover the range in order, and each element's scale index from its run
 // (scale_first + (phase + j) / period) is ScaleIndex's (rows of blocks that tile the last axis
-// join into one run: axis_dim 6 with blocks 2 and 3).
+// join into one run: axis_dim 6 with blocks 2 and 3). Per axis, ForEachAxisSweep's runs too.
 TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
   for (Granularity g : {Granularity::kPerTensor, Granularity::kPerAxis, Granularity::kBlocked}) {
     for (int64_t outer : {1, 3}) {
@@ -133,7 +133,7 @@ TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
                       << inner << "] block " << block << " range [" << b << "," << e << ") element " << i;
                 }
                 int64_t next = b;
-                ForEachRun(l, b, e, [&](const qlinear::Run& r) {
+                auto check = [&](const qlinear::Run& r) {
                   ASSERT_EQ(r.start, next);
                   ASSERT_GT(r.count, 0);
                   ASSERT_TRUE(r.phase >= 0 && r.phase < r.period);
@@ -144,8 +144,14 @@ TEST(Range, ScaleWindowHoldsEveryScaleTheRangeUses) {
                         << r.start + j;
                   }
                   next += r.count;
-                });
+                };
+                ForEachRun(l, b, e, check);
                 ASSERT_EQ(next, e);
+                if (g == Granularity::kPerAxis) {  // the same for the runs of blocks of `inner`
+                  next = b;
+                  ForEachAxisSweep(l, b, e, check);
+                  ASSERT_EQ(next, e);
+                }
               }
             }
           }
