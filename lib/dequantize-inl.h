@@ -1018,10 +1018,18 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
       // scales, so the rows of one sweep of the axis are a run of blocks of `inner`, one loop
       // for all of them instead of a call per row (int8 and float8 per row at 64K, AVX3_DL:
       // 1.15-1.19x). Rows of kAlignFrom or more keep their spans, which align y's stores.
-      return ForEachAxisSweep(p.layout, p.begin, p.end, [&](const Run& r) {
+      auto blocks = [&](const Run& r) {
         const RunParams rp = ParamsOfRun(r, prm);
         const int64_t e = r.start - p.begin;
         DequantizeBlocks<kY>(dec, codes, e, r, rp.s, rp.z, out + e * YSize(kY));
+      };
+      return ForEachAxisSweep(p.layout, p.begin, p.end, [&](const Run& r) {
+        if (r.phase == 0 || r.phase + r.count <= r.period) return blocks(r);
+        // A run from inside a row: that row's rest alone, so that the rows after it start
+        // their groups on a row (one scale per group) whatever the phase.
+        const int64_t head = r.period - r.phase;
+        blocks(Run{r.start, head, r.scale_first, r.period, r.phase});
+        blocks(Run{r.start + head, r.count - head, r.scale_first + 1, r.period, 0});
       });
     }
   }

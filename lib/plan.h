@@ -113,7 +113,8 @@ inline void ScaleWindow(const Layout& l, int64_t begin, int64_t end, int64_t* fi
 // blocks of `inner`: element j uses scale scale_first + (phase + j) / inner.
 template <class Fn>
 void ForEachAxisSweep(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
-  const int64_t sweep = l.axis_dim * l.inner;
+  if (begin >= end) return;
+  const int64_t sweep = l.axis_dim * l.inner;  // <= count: x is not empty
   for (int64_t i = begin; i < end;) {
     const int64_t next = end - i < sweep - i % sweep ? end : i + (sweep - i % sweep);
     fn(static_cast<const Run&>(Run{i, next - i, (i / l.inner) % l.axis_dim, l.inner, i % l.inner}));

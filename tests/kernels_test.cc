@@ -619,19 +619,11 @@ TEST_P(KernelTest, LongHalfOutputsOfSharedScaleRows) {
   }
 }
 
-// Spans of kAlignFrom elements or more with one scale start their vector loop at y's first
-// cache-line boundary when that element starts a byte of codes (x86). Per tensor, per row
-// (rows of odd length: every other row of a packed tensor starts mid-byte) and blocks of 16K
-// elements or more (with packed zero points; MXFP4 with a short last block), whole calls and
-// range calls (from odd elements of 8-bit x), every output type, y at offsets from a 64-byte
-// boundary that give even and odd heads (an odd one on packed x: no alignment), and offsets
-// that are not a multiple of the element size (no alignment possible). Bytes equal the
-// reference's and the red zones around y are intact. (That the loop is aligned shows in the
-// benchmark's -y16 rows, not here.)
 // Per axis on an outer axis with rows of whole groups of four vectors: each sweep of the axis is
 // dequantized as one run of blocks of a row (ForEachAxisSweep). Whole calls and range calls that
-// start inside a row, inside a group and on a later sweep, into y at several offsets from a line,
-// against the reference, with red zones.
+// start inside a row (inside a vector, on a vector, on a group) and on a later sweep, with and
+// without zero points, into y at several offsets from a line, against the reference, with red
+// zones.
 TEST_P(KernelTest, RowsOfOneScaleRunAsBlocks) {
   std::mt19937 rng(10);
   const int64_t L = lanes_;
@@ -641,6 +633,7 @@ TEST_P(KernelTest, RowsOfOneScaleRunAsBlocks) {
       {QLINEAR_DTYPE_UINT8, {7, 8 * L}, {7}, 0, 0, true, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_INT16, {3, 64 * L}, {3}, 0, 0, true, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_FLOAT8E4M3FN, {2, 5, 4 * L}, {5}, 1, 0, false, QLINEAR_DTYPE_FLOAT},
+      {QLINEAR_DTYPE_UINT8, {3, 3, 8 * L}, {3}, 1, 0, true, QLINEAR_DTYPE_FLOAT},
       {QLINEAR_DTYPE_FLOAT8E5M2, {9, 12 * L}, {9}, 0, 0, false, QLINEAR_DTYPE_FLOAT8E8M0},
   };
   for (const WeightCase& c : cases) {
@@ -662,7 +655,7 @@ TEST_P(KernelTest, RowsOfOneScaleRunAsBlocks) {
       ASSERT_NE(mem, nullptr);
       uint8_t* base = static_cast<uint8_t*>(mem);
       const int64_t sweep = c.shape.size() == 3 ? c.shape[1] * row : 2 * row;  // rank 2: a later row
-      for (int64_t first : {int64_t{0}, int64_t{1}, L + 3, 4 * L, row + 4 * L, sweep + 5}) {
+      for (int64_t first : {int64_t{0}, int64_t{1}, L + 3, 4 * L, row + L, row + 4 * L, sweep + 5, sweep + 2 * L}) {
         if (first + 8 > n) continue;
         const int64_t count = first == 1 ? n - first - 7 : n - first;  // one range ends early
         qlinear_tensor slice = w.tx;
@@ -685,6 +678,15 @@ TEST_P(KernelTest, RowsOfOneScaleRunAsBlocks) {
   }
 }
 
+// Spans of kAlignFrom elements or more with one scale start their vector loop at y's first
+// cache-line boundary when that element starts a byte of codes (x86). Per tensor, per row
+// (rows of odd length: every other row of a packed tensor starts mid-byte) and blocks of 16K
+// elements or more (with packed zero points; MXFP4 with a short last block), whole calls and
+// range calls (from odd elements of 8-bit x), every output type, y at offsets from a 64-byte
+// boundary that give even and odd heads (an odd one on packed x: no alignment), and offsets
+// that are not a multiple of the element size (no alignment possible). Bytes equal the
+// reference's and the red zones around y are intact. (That the loop is aligned shows in the
+// benchmark's -y16 rows, not here.)
 TEST_P(KernelTest, LongSpansAlignOutputs) {
   if (!HWY_ARCH_X86) GTEST_SKIP() << "output alignment is x86's";
   std::mt19937 rng(9);
