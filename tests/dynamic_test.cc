@@ -653,11 +653,7 @@ void CheckRoundTrip(const std::vector<int64_t>& shape, const qlinear_dynamic_att
   }
 }
 
-void CheckConfig(int32_t xt, const std::vector<int64_t>& shape, const qlinear_dynamic_attrs& a,
-                 std::mt19937& rng, bool specials) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  const XData x = MakeX(xt, n, rng, specials);
+void CheckConfigOf(int32_t xt, const std::vector<int64_t>& shape, const qlinear_dynamic_attrs& a, const XData& x) {
   const std::string what = Describe(shape, a, xt);
   const qlinear_tensor tx{xt, static_cast<int32_t>(shape.size()), shape.data(), x.bytes.data()};
   const Out o = Call(tx, a);
@@ -699,6 +695,13 @@ void CheckConfig(int32_t xt, const std::vector<int64_t>& shape, const qlinear_dy
   ASSERT_EQ(op.zp, o.zp) << "parallel zero points differ: " << what;
 
   CheckRoundTrip(shape, a, x, o, what);
+}
+
+void CheckConfig(int32_t xt, const std::vector<int64_t>& shape, const qlinear_dynamic_attrs& a,
+                 std::mt19937& rng, bool specials) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  CheckConfigOf(xt, shape, a, MakeX(xt, n, rng, specials));
 }
 
 struct RuleType {
@@ -902,6 +905,45 @@ TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
                 Attrs(QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 128), rng, false);
     CheckConfig(QLINEAR_DTYPE_FLOAT, {4097, 1024},
                 Attrs(QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 128), rng, false);
+  }
+}
+
+// Groups whose quotients reach past the code range, in float32 tensors of two chunks (the first
+// chunk's codes come from the loops that also compute the second's statistics): MINMAX with
+// bfloat16 scales rounded down, so that hi / s + zp exceeds qmax + 0.5 (per row into uint8:
+// 255.89; blocks of 32 into uint4: 15.52), and ABSMAX with float16 scales that overflow
+// (s = 65504, |x / s| up to 152.7), per row and in blocks. Every group holds both ends of its
+// range. Those codes saturate; an unclamped fixed-point code would wrap (16 -> 0 for uint4).
+TEST_P(DynamicTest, QuotientsPastTheCodeRangeSaturateInFusedLoops) {
+  std::mt19937 rng(17);
+  const std::vector<int64_t> shape{40, 1024};
+  struct Case {
+    int32_t y, rule, granularity;
+    int64_t axis, block;
+    int32_t scale;
+    float lo, hi;  // each group's ends (a group: a row, or a block)
+  };
+  const Case cases[] = {
+      {QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_BFLOAT16, -1.0f,
+       1.014850378036499f},
+      {QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_BFLOAT16, -1.0f,
+       1.3069076538085938f},
+      {QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_FLOAT16, -1e7f, 1e7f},
+      {QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_FLOAT16, -1e7f, 1e7f},
+  };
+  for (const Case& c : cases) {
+    const int64_t group = c.block > 0 ? c.block : shape[1];
+    std::uniform_real_distribution<float> u(c.lo, c.hi);
+    XData x;
+    for (int64_t i = 0; i < shape[0] * shape[1]; ++i) {
+      const int64_t k = i % group;
+      const float v = k == 3 ? c.lo : k == group - 5 ? c.hi : u(rng);
+      uint8_t b[4];
+      std::memcpy(b, &v, 4);
+      x.bytes.insert(x.bytes.end(), b, b + 4);
+      x.values.push_back(v);
+    }
+    CheckConfigOf(QLINEAR_DTYPE_FLOAT, shape, Attrs(c.y, c.rule, c.granularity, c.axis, c.block, c.scale), x);
   }
 }
 
