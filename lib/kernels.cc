@@ -1,8 +1,8 @@
 // QuantizeLinear's foreach_target unit: stamps one driver per target and dispatches once per API
 // call; the driver walks the whole plan (no indirect call per run or per element). Also the
-// process's execution settings: the pinned SIMD target and the quantize path. DequantizeLinear,
-// the backward pass and dynamic quantization have their own units (kernels_*.cc), which compile
-// in parallel with this one.
+// process's execution settings: the pinned SIMD target and the quantize path. The loops into
+// float8/float4 outputs, DequantizeLinear, the backward pass and dynamic quantization have their
+// own units (kernels_*.cc), which compile in parallel with this one.
 // Owns: which target and which path run. Must not know: validation, the loops themselves.
 #include "kernels.h"
 

@@ -845,23 +845,34 @@ auto EncoderFor(const QuantizePlan& p) {
   }
 }
 
-// Vector QuantizeLinear for plans that VectorQuantizeSupported accepts: one instantiation per
-// (x storage, code storage, encoder), generated from the type list.
-// Returns whether `side` was taken (QuantizeAll).
-inline bool QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y, const SideStats* side = nullptr) {
+// Vector QuantizeLinear for plans that VectorQuantizeSupported accepts, into the outputs of one
+// family: integers (kMiniFloat false) or float8/float4. One instantiation per (x storage, code
+// storage, encoder), generated from the type list. Returns whether `side` was taken (QuantizeAll).
+template <bool kMiniFloat>
+bool QuantizeVectorOf(const QuantizePlan& p, const QuantParams& prm, void* y, const SideStats* side) {
   bool taken = false;
   WithDType(p.x_type, [&](auto xt) {
     constexpr DType kX = decltype(xt)::kType;
     if constexpr (IsQuantizeInput(kX)) {
       WithDType(p.y_type, [&](auto yt) {
         constexpr DType kY = decltype(yt)::kType;
-        if constexpr (IsQuantized(kY) && kY != DType::kInt32) {
+        if constexpr (IsQuantized(kY) && kY != DType::kInt32 && (Info(kY).kind == Kind::kMiniFloat) == kMiniFloat) {
           taken = QuantizeAll<FloatStorage<kX>, CodeStorage<kY>>(EncoderFor<kY>(p), p, prm, y, side);
         }
       });
     }
   });
   return taken;
+}
+
+// QuantizeVectorOf<true>, compiled in its own foreach_target unit (kernels_quantize_minifloat.cc),
+// so that a build with two cores compiles the two families side by side.
+bool QuantizeVectorMiniFloat(const QuantizePlan& p, const QuantParams& prm, void* y, const SideStats* side);
+
+// Vector QuantizeLinear, either family.
+inline bool QuantizeVector(const QuantizePlan& p, const QuantParams& prm, void* y, const SideStats* side = nullptr) {
+  if (Info(p.y_type).kind == Kind::kMiniFloat) return QuantizeVectorMiniFloat(p, prm, y, side);
+  return QuantizeVectorOf<false>(p, prm, y, side);
 }
 
 // ---- DynamicQuantizeLinear ------------------------------------------------------------------------
