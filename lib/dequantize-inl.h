@@ -995,9 +995,57 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
   });
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Byte codes into float32 on AVX-512, kPerElement layouts: rows one after another (one stream
+// of codes in, one of y out), the scales and zero points that rows share copied once to
+// line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
+// which the wide stores feel most; float8 codes and 16-bit outputs measured slower this way
+// (docs/performance.md). Rows longer than kRowCopyMax keep the four-row form.
+constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
+
+template <class Dec, class Codes>
+constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams &&
+                                 (std::is_same_v<Codes, MemoryCodes<int8_t>> || std::is_same_v<Codes, MemoryCodes<uint8_t>>);
+
+template <class Dec, class Codes, class One>
+HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,
+                                           const QuantParams& prm, float* HWY_RESTRICT out, const One& one) {
+  alignas(64) float sb[kRowCopyMax];
+  alignas(64) int32_t zb[kRowCopyMax];
+  // The previous row's scales; copied once a second row takes them (rows that share none, as
+  // in blocks of one row, are not copied).
+  const float* prev = nullptr;
+  int64_t prev_count = 0;
+  bool copied = false;
+  ForEachRun(p.layout, p.begin, p.end, [&](const Run& r) {
+    if (r.period != 1 || r.count > kRowCopyMax) return one(r);  // not in a kPerElement layout
+    const RunParams rp = ParamsOfRun(r, prm);
+    const float* s = rp.s;
+    const int32_t* z = rp.z;
+    if (rp.s == prev && r.count <= prev_count) {
+      if (!copied) {
+        const size_t bytes = static_cast<size_t>(prev_count) * sizeof(float);
+        std::memcpy(sb, rp.s, bytes);
+        if (rp.z != nullptr) std::memcpy(zb, rp.z, bytes);
+        copied = true;
+      }
+      s = sb;
+      z = rp.z != nullptr ? zb : nullptr;
+    } else {
+      prev = rp.s;
+      prev_count = r.count;
+      copied = false;
+    }
+    const int64_t e = r.start - p.begin;
+    DequantizeSpan<DType::kFloat32, Scales::kPerElement>(dec, codes, e, r.count, s, z, out + e);
+  });
+}
+#endif
+
 // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
 // kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
-// the scales per four rows); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
+// the scales per four rows), except byte codes into float32 on AVX-512 (rows one after another,
+// DequantizeRowsInSequence); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
 // a parallel piece) one row at a time: where memory bounds the call, the eight streams of four
 // rows ran them at 0.3-0.9x of one row at a time (16M elements, Zen 5), while in cache four rows
 // gain up to 1.6x. (Long float32 outputs on x86 stream from the loops or are staged in chunks
@@ -1036,6 +1084,12 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
   if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom)) {
     return ForEachRun(p.layout, p.begin, p.end, one);
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (kY == DType::kFloat32 && kRowsInSequence<Dec, Codes>) {
+    const int64_t row = p.layout.inner == 1 ? p.layout.axis_dim : p.layout.inner;
+    if (row <= kRowCopyMax) return DequantizeRowsInSequence(dec, codes, p, prm, reinterpret_cast<float*>(out), one);
+  }
+#endif
   ForEachRowGroup(
       p.layout, p.begin, p.end,
       [&](const Run& r) { return (r.start - p.begin) % Codes::kPerByte == 0 && r.count % Codes::kPerByte == 0; },

@@ -321,6 +321,50 @@ TEST_P(DequantizeTest, WeightLayoutsAndRanges) {
   }
 }
 
+// 8-bit codes into float32 with a scale per element of a row: per column and in blocks along
+// the outer axis (rows that share their scales, then rows that do not; blocks of one row share
+// none), rows up to and longer than those whose scales the loops copy (2048), with and without
+// zero points, whole and from inside a row. Finite scales, so that the vector loops run (a NaN
+// or Inf scale sends a call to the reference), tiny and negative ones included.
+TEST_P(DequantizeTest, ByteCodesWithAScalePerElementOfARow) {
+  const int64_t L = lanes_;
+  struct Layout {
+    int64_t rows, cols, block;  // block 0: per column
+  };
+  const Layout layouts[] = {{7, 4 * L + 3, 0}, {5, 2048, 0}, {4, 2048 + L + 1, 0}, {9, 64 * L, 4},
+                            {11, 8 * L + 5, 4}, {6, 2048, 3}, {5, 2049, 2}, {5, 3 * L + 1, 1}};
+  const float tiny[] = {std::numeric_limits<float>::denorm_min(), 1e-40f, std::numeric_limits<float>::min(), -0.7f,
+                        3e37f, -0.0f, 0.0f};
+  std::mt19937 rng(29);
+  for (const Layout& l : layouts) {
+    for (int32_t xt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8}) {
+      for (bool zero_point : {false, true}) {
+        const int64_t n = l.rows * l.cols;
+        const int64_t srows = l.block == 0 ? 1 : (l.rows + l.block - 1) / l.block;
+        std::vector<int64_t> s_shape = l.block == 0 ? std::vector<int64_t>{l.cols} : std::vector<int64_t>{srows, l.cols};
+        const int64_t sn = srows * l.cols;
+        std::vector<uint32_t> x(static_cast<size_t>(n)), zp(static_cast<size_t>(sn));
+        for (uint32_t& v : x) v = rng();
+        for (uint32_t& v : zp) v = rng();
+        std::vector<float> s(static_cast<size_t>(sn));
+        std::uniform_real_distribution<float> mag(-4.0f, 4.0f);
+        for (size_t k = 0; k < s.size(); ++k) s[k] = k % 13 == 7 ? tiny[k / 13 % 7] : mag(rng);
+        DequantizeCall c(Codes(xt, x, {l.rows, l.cols}), F32(s, s_shape), l.block == 0 ? 1 : 0, l.block);
+        if (zero_point) c.SetZeroPoint(Codes(xt, zp, s_shape));
+        c.attrs.output_dtype = QLINEAR_DTYPE_FLOAT;
+        std::string diff = CheckDequantize(c);
+        ASSERT_EQ(diff, "") << Where(c, diff);
+        for (int64_t first : {l.cols / 2, l.cols, 2 * l.cols + 1}) {
+          for (int64_t count : {n - first, std::min(n - first, l.cols + L)}) {
+            diff = CheckDequantize(c, first, count, static_cast<size_t>(first % 3) * 4);
+            ASSERT_EQ(diff, "") << Where(c, "range [" + std::to_string(first) + ", +" + std::to_string(count) + ") " + diff);
+          }
+        }
+      }
+    }
+  }
+}
+
 // float8/float4 codes in the weight layouts with scales below 2^100 (the loops fold the
 // decoder's power of two into each scale: MiniFloatDecoder::kFoldShift), and once more with one
 // scale of 2^100 (they do not): every code, negative, subnormal and tiny scales, every output.
