@@ -1004,12 +1004,12 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 template <class Dec, class Codes>
-constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams &&
+constexpr bool kRowsInSequence = std::is_same_v<Dec, IntDecoder> &&  // not float8, stored as bytes too
                                  (std::is_same_v<Codes, MemoryCodes<int8_t>> || std::is_same_v<Codes, MemoryCodes<uint8_t>>);
 
 template <class Dec, class Codes, class One>
 HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,
-                                           const QuantParams& prm, float* HWY_RESTRICT out, const One& one) {
+                                           const QuantParams& prm, char* HWY_RESTRICT out, const One& one) {
   alignas(64) float sb[kRowCopyMax];
   alignas(64) int32_t zb[kRowCopyMax];
   // The previous row's scales; copied once a second row takes them (rows that share none, as
@@ -1037,7 +1037,7 @@ HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, co
       copied = false;
     }
     const int64_t e = r.start - p.begin;
-    DequantizeSpan<DType::kFloat32, Scales::kPerElement>(dec, codes, e, r.count, s, z, out + e);
+    DequantizeSpan<DType::kFloat32, Scales::kPerElement>(dec, codes, e, r.count, s, z, out + e * YSize(DType::kFloat32));
   });
 }
 #endif
@@ -1087,7 +1087,7 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (kY == DType::kFloat32 && kRowsInSequence<Dec, Codes>) {
     const int64_t row = p.layout.inner == 1 ? p.layout.axis_dim : p.layout.inner;
-    if (row <= kRowCopyMax) return DequantizeRowsInSequence(dec, codes, p, prm, reinterpret_cast<float*>(out), one);
+    if (row <= kRowCopyMax) return DequantizeRowsInSequence(dec, codes, p, prm, out, one);
   }
 #endif
   ForEachRowGroup(
