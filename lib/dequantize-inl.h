@@ -999,8 +999,8 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 // Byte codes into float32 on AVX-512, kPerElement layouts: rows one after another (one stream
 // of codes in, one of y out), the scales and zero points that rows share copied once to
 // line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
-// which the wide stores feel most; float8 codes and 16-bit outputs measured slower this way
-// (docs/performance.md). Rows longer than kRowCopyMax keep the four-row form.
+// which the wide stores feel most; 16-bit outputs measured slower this way and float8 codes
+// mixed (docs/performance.md). Rows longer than kRowCopyMax keep the four-row form.
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 template <class Dec, class Codes>
