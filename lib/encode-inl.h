@@ -222,6 +222,8 @@ struct MiniFloatEncoder {
                                     hn::Vec<DF> /*lo*/, hn::Vec<DF> cap, hn::Mask<DF>* ok) const {
 #if QLINEAR_AVX512
     if constexpr (Tr::kFp4 && hn::MaxLanes(df) == 16) return Float4Reciprocal(df, x, r, zoff, ok);
+#elif HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4)
+    if constexpr (Tr::kFp4) return Float4ReciprocalByBytes(df, x, r, zoff, ok);
 #endif
     const DI di;
     constexpr int kUnitShift = 16;
