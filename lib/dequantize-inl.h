@@ -999,13 +999,18 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 // Byte codes into float32 on AVX-512, kPerElement layouts: rows one after another (one stream
 // of codes in, one of y out), the scales and zero points that rows share copied once to
 // line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
-// which the wide stores feel most; 16-bit outputs measured slower this way and float8 codes
-// mixed (docs/performance.md). Rows longer than kRowCopyMax keep the four-row form.
+// which the wide stores feel most; 16-bit outputs measured slower this way (docs/performance.md).
+// Rows longer than kRowCopyMax keep the four-row form.
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
+// Plain decoders only: the Draining and Streaming forms of long outputs keep four rows (below).
+template <class Dec>
+constexpr bool kPlainByteDecoder = std::is_same_v<Dec, IntDecoder>;
+template <DType kT>
+constexpr bool kPlainByteDecoder<MiniFloatDecoder<kT>> = true;
 template <class Dec, class Codes>
-constexpr bool kRowsInSequence = std::is_same_v<Dec, IntDecoder> &&  // not float8, stored as bytes too
-                                 (std::is_same_v<Codes, MemoryCodes<int8_t>> || std::is_same_v<Codes, MemoryCodes<uint8_t>>);
+constexpr bool kRowsInSequence = kPlainByteDecoder<Dec> && (std::is_same_v<Codes, MemoryCodes<int8_t>> ||
+                                                            std::is_same_v<Codes, MemoryCodes<uint8_t>>);
 
 template <class Dec, class Codes, class One>
 HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,
