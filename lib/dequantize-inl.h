@@ -1004,13 +1004,9 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 // Plain decoders only: the Draining and Streaming forms of long outputs keep four rows (below).
-template <class Dec>
-constexpr bool kPlainByteDecoder = std::is_same_v<Dec, IntDecoder>;
-template <DType kT>
-constexpr bool kPlainByteDecoder<MiniFloatDecoder<kT>> = true;
 template <class Dec, class Codes>
-constexpr bool kRowsInSequence = kPlainByteDecoder<Dec> && (std::is_same_v<Codes, MemoryCodes<int8_t>> ||
-                                                            std::is_same_v<Codes, MemoryCodes<uint8_t>>);
+constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams && (std::is_same_v<Codes, MemoryCodes<int8_t>> ||
+                                                                     std::is_same_v<Codes, MemoryCodes<uint8_t>>);
 
 template <class Dec, class Codes, class One>
 HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,
