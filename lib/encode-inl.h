@@ -157,10 +157,8 @@ struct MiniTraits {
   static constexpr int32_t kMaxCode = kF.max_code;
   static constexpr int32_t kSignBit = kF.sign_bit;
   static constexpr float kMaxValue = kF.max_value;
-  // float32 bits of the smallest normal 2^(1 - bias), and of 2^(1 - bias - mant + 23), the
-  // constant whose float32 ulp is the format's subnormal quantum.
+  // float32 bits of the smallest normal 2^(1 - bias).
   static constexpr int32_t kMinNormalBits = (127 + 1 - kBias) << 23;
-  static constexpr int32_t kSubMagicBits = (127 + 1 - kBias - kMant + 23) << 23;
 };
 
 // float8/float4 outputs: RNE on the float32 bits of the exact quotient (no detour through
@@ -178,14 +176,38 @@ struct MiniFloatEncoder {
   Prec prec;
   Margin margin() const { return Margin::kFixed; }
 
+  // Division path: RNE of q in one float32 addition. For |q| in [2^e, 2^(e+1)), e clamped below
+  // at the smallest normal's exponent, m = 2^(e + 23 - kMant) has the format's quantum
+  // 2^(e - kMant) as its float32 ulp and |q| < m, so the FPU rounds |q| + m to the quantum, ties
+  // to even, and bits(|q| + m) - bits(m) counts quanta. The code is that count plus
+  // (e + bias - 1) << kMant (0 for subnormals); a carry into the next binade is a code carry,
+  // and the count's parity is the code's. |q| is capped first: at max when saturating (float4
+  // always), else at twice max, beyond the overflow tie, so that m stays finite; codes beyond
+  // max then become the overflow code (max + 1 in each format: NaN, or Inf for e5m2).
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
+    const DI di;
     // float4: the sign and NaN-ness come from q + zp.
     if (Tr::kFp4) q = RoundToPrec(df, hn::Add(q, hn::BitCast(df, zp)), prec);
-    auto av = hn::Abs(q);
-    // Min's NaN behaviour differs per target: NaN lanes are replaced in Finish.
-    if (Tr::kFp4 || saturate) av = hn::Min(av, hn::Set(df, Tr::kMaxValue));
-    return Finish(df, q, av);
+    // Min's NaN behaviour differs per target: NaN lanes are replaced below.
+    const auto av = hn::Min(hn::Abs(q), ReciprocalUpper(df));
+    const auto eb = hn::Max(hn::And(hn::BitCast(di, av), hn::Set(di, 0x7F800000)),
+                            hn::Set(di, Tr::kMinNormalBits));
+    constexpr int kShift = 23 - Tr::kMant;
+    const auto sum = hn::BitCast(di, hn::Add(av, hn::BitCast(df, hn::Add(eb, hn::Set(di, kShift << 23)))));
+    // bits(m) = eb + (kShift << 23); (e + bias - 1) << kMant = (eb - kMinNormalBits) >> kShift.
+    constexpr int32_t kBase = (kShift << 23) + (Tr::kMinNormalBits >> kShift);
+    auto code = hn::Sub(hn::Add(sum, hn::ShiftRight<kShift>(eb)), hn::Add(eb, hn::Set(di, kBase)));
+    static_assert(Tr::kFp4 || Tr::kMaxCode + 1 == Tr::kF.overflow_code, "overflow code follows max");
+    if (!Tr::kFp4 && !saturate) code = hn::Min(code, hn::Set(di, Tr::kMaxCode + 1));
+    // NaN codes before the sign: the sign then makes e4m3fn 0xFF, e5m2 0xFE, float4 0x0 of a
+    // negative NaN; fnuz's single NaN 0x80 carries no sign.
+    code = hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(q)), hn::Set(di, Tr::kF.nan_code), code);
+    auto sign = hn::And(hn::ShiftRight<Tr::kFp4 ? 28 : 24>(hn::BitCast(di, q)), hn::Set(di, Tr::kSignBit));
+    if (Tr::kFnuz) {  // no -0, and the single NaN 0x80 carries no sign
+      sign = hn::IfThenZeroElse(hn::Eq(hn::And(code, hn::Set(di, 0x7F)), hn::Zero(di)), sign);
+    }
+    return hn::Xor(code, sign);
   }
 
   // The reciprocal path, in fixed point per binade. For |q| in [2^e, 2^(e+1)), e clamped below
@@ -251,37 +273,6 @@ struct MiniFloatEncoder {
     auto sign = hn::ShiftRight<24>(hn::BitCast(di, q));
     if (Tr::kFnuz) sign = hn::IfThenZeroElse(hn::Eq(code, hn::Zero(di)), sign);  // no -0
     return hn::OrAnd(code, sign, hn::Set(di, Tr::kSignBit));  // fnuz's 0x80 (NaN) is unsigned already
-  }
-
- private:
-  // Codes from q and av = |q| (clamped to max when saturating); float4: q + zp and its av.
-  template <class DF, class DI = hn::RebindToSigned<DF>>
-  HWY_INLINE hn::Vec<DI> Finish(DF df, hn::Vec<DF> q, hn::Vec<DF> av) const {
-    const DI di;
-    const auto a = hn::BitCast(di, av);
-    // Normal range: round the 23-bit fraction to kMant bits (a carry may bump the exponent),
-    // then rebias the exponent field.
-    constexpr int kShift = 23 - Tr::kMant;
-    const auto lsb = hn::And(hn::ShiftRight<kShift>(a), hn::Set(di, 1));
-    const auto normal = hn::Sub(
-        hn::ShiftRight<kShift>(hn::Add(hn::Add(a, hn::Set(di, (1 << (kShift - 1)) - 1)), lsb)),
-        hn::Set(di, (127 - Tr::kBias) << Tr::kMant));
-    // Subnormal range: the FPU rounds |q| + magic to the subnormal quantum; the difference of
-    // the bits counts quanta (2^kMant quanta = the smallest normal code, so carries are right).
-    const auto magic = hn::BitCast(df, hn::Set(di, Tr::kSubMagicBits));
-    const auto sub = hn::Sub(hn::BitCast(di, hn::Add(av, magic)), hn::BitCast(di, magic));
-    auto code = hn::IfThenElse(hn::Lt(a, hn::Set(di, Tr::kMinNormalBits)), sub, normal);
-    if (!Tr::kFp4 && !saturate) {  // beyond max: the overflow code; Inf lands here too
-      code = hn::IfThenElse(hn::Gt(code, hn::Set(di, Tr::kMaxCode)), hn::Set(di, Tr::kF.overflow_code), code);
-    }
-    // NaN codes before the sign: the sign then makes e4m3fn 0xFF, e5m2 0xFE, float4 0x0 of a
-    // negative NaN; fnuz's single NaN carries no sign.
-    code = hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(q)), hn::Set(di, Tr::kF.nan_code), code);
-    auto sign = hn::And(hn::ShiftRight<Tr::kFp4 ? 28 : 24>(hn::BitCast(di, q)), hn::Set(di, Tr::kSignBit));
-    if (Tr::kFnuz) {  // no -0, and the single NaN 0x80 carries no sign
-      sign = hn::IfThenZeroElse(hn::Eq(hn::And(code, hn::Set(di, 0x7F)), hn::Zero(di)), sign);
-    }
-    return hn::Xor(code, sign);
   }
 };
 
