@@ -18,7 +18,7 @@ namespace qlinear {
 struct QuantParams {
   const float* scales = nullptr;
   const float* recips = nullptr;  // 1/scales when every one is a normal float32, else null
-  const int32_t* zps = nullptr;   // null: every zero point is 0 (DequantizeLinear without one)
+  const int32_t* zps = nullptr;   // null: every zero point is 0 (DequantizeLinear without one, or of float8/float4)
   // With recips: every scale is a power of two, so x * recips[k] is exactly fl(x / scales[k])
   // (both round the same real number once): codes from the product, no boundary test.
   bool exact_products = false;

@@ -167,8 +167,11 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   if (ws != nullptr && n > ws->capacity) ws = nullptr;  // too small: allocate
   float* s = &scale0_;
   int32_t* z = &zp0_;
-  // DequantizeLinear without a zero point reads none (QuantParams::zps null).
-  const bool zps_needed = !(zp == nullptr && Info(zp_type).kind == Kind::kInt && use == ParamsFor::kDequantize);
+  // DequantizeLinear reads no zero points (QuantParams::zps null) without a zero point, and for
+  // float8/float4 inputs, whose zero points are validated to be zero and which decoders ignore.
+  const Kind zp_kind = Info(zp_type).kind;
+  const bool zps_needed = !(use == ParamsFor::kDequantize &&
+                            (zp_kind == Kind::kMiniFloat || (zp == nullptr && zp_kind == Kind::kInt)));
   if (n != 1 && zps_needed) z = Buffer(zps_, ws ? ws->zps.get() : nullptr, n);
   if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
       reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {

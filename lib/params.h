@@ -13,7 +13,7 @@ namespace qlinear {
 
 // What a call's kernels read: QuantizeLinear by division (and the backward pass), QuantizeLinear
 // on the reciprocal path (also 1/scale, and zero offsets), or DequantizeLinear (no zero points
-// when none is given: QuantParams::zps null).
+// when none is given, nor for float8/float4 inputs: QuantParams::zps null).
 enum class ParamsFor { kDivision, kReciprocal, kDequantize };
 
 // Per-group buffers for DecodedParams (QuantizePlan::workspace): with capacity >= the groups a
