@@ -1047,10 +1047,10 @@ HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, co
 // kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
 // the scales per four rows), except byte codes into float32 on AVX-512 (rows one after another,
 // DequantizeRowsInSequence); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
-// a parallel piece) one row at a time: where memory bounds the call, the eight streams of four
-// rows ran them at 0.3-0.9x of one row at a time (16M elements, Zen 5), while in cache four rows
-// gain up to 1.6x. (Long float32 outputs on x86 stream from the loops or are staged in chunks
-// that keep four rows.)
+// a parallel piece) and float32 outputs that the loops stream (Streaming) one row at a time:
+// where memory bounds the call, the streams of four rows ran them at 0.3-0.9x (float16,
+// bfloat16) and 0.7-1.0x (streamed float32) of one row at a time (16M elements, Zen 5), while
+// in cache four rows gain up to 1.6x. (Long float32 outputs staged in chunks keep four rows.)
 template <DType kY, class Dec, class Codes>
 void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, const QuantParams& prm, void* y) {
   const RunKind kind = RunKindOf(p.layout);
@@ -1082,7 +1082,7 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
       });
     }
   }
-  if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom)) {
+  if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom) || Dec::kStreams) {
     return ForEachRun(p.layout, p.begin, p.end, one);
   }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
