@@ -274,6 +274,11 @@ struct MiniFloatDecoder {
 #else
   static constexpr bool kBF16TableRoute = false;
 #endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
+  static constexpr bool kNibbleRoute = kT == DType::kFloat8E4M3FN && !kBF16TableRoute;
+#else
+  static constexpr bool kNibbleRoute = false;
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   static constexpr bool kPermuteRoute = Tr::kFp4 && hn::MaxLanes(hn::ScalableTag<float>()) >= 8;
 #else
@@ -284,7 +289,7 @@ struct MiniFloatDecoder {
   // (the float16 route without its last multiply), and v * 2^-k * (s * 2^k) is the real number
   // v * s rounded once, as before; s * 2^k is exact. A loop folds where one scale serves many
   // vectors (one multiply per scale instead of one per vector).
-  static constexpr int kFoldShift = kViaF16 && !kBF16TableRoute && !kPermuteRoute ? kF16Shift : 0;
+  static constexpr int kFoldShift = kViaF16 && !kBF16TableRoute && !kNibbleRoute && !kPermuteRoute ? kF16Shift : 0;
   static constexpr float kFold = static_cast<float>(1 << kFoldShift);
   bool fold = false;
   template <bool kFolded = false, class DF, class Codes, class Zp, class F>
@@ -304,6 +309,51 @@ struct MiniFloatDecoder {
       }();
       const uint8_t* p = reinterpret_cast<const uint8_t*>(codes.x + e);
       FourFromBF16Table<Tr::kFnuz>(df, kTable, p, f);
+      return;
+    }
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
+    // e4m3fn on x86 without byte permutes: the bfloat16 of a normal magnitude has the high byte
+    // (e + 120) >> 1, a function of the code's high nibble (sign and e's top three bits), and
+    // the low byte (e & 1) << 7 | m << 4, the low nibble shifted: one PSHUFB each. Subnormals
+    // (high nibble s000, low nibble 0mmm) and NaN (s111, 1111) are patched by xoring entries of
+    // two more tables, indexed by the low nibble plus an offset per high nibble that lands them
+    // on entries 8 + m and 0 and every other code on an index with bit 7 set (PSHUFB: 0). The
+    // two bytes go to the top of each float32 by two rounds of in-block interleaves, after a
+    // permute of 32-bit lanes that puts the codes of each output vector in element order.
+    if constexpr (kNibbleRoute && hn::MaxLanes(DF()) >= 4) {
+      static constexpr NibbleTables kTables = NibbleTablesOf(Tr::kF);
+      static_assert(NibbleTablesExact(Tr::kF), "the nibble tables decode every code");
+      const hn::Repartition<uint8_t, DF> d8;
+      const hn::Repartition<uint16_t, DF> d16;
+      const hn::Repartition<uint32_t, DF> d32;
+      auto c = hn::LoadU(d8, reinterpret_cast<const uint8_t*>(codes.x + e));
+      if constexpr (hn::MaxLanes(d32) > 4) {
+        // Block b, 32-bit lane k: the codes of elements 4 (B k + b) .. + 3 (B blocks).
+        struct Order {
+          alignas(64) uint32_t slots[hn::MaxLanes(d32)];
+        };
+        static constexpr Order kOrder = [] {
+          Order t{};
+          constexpr size_t kLanes = hn::MaxLanes(hn::Repartition<uint32_t, DF>()), kBlocks = kLanes / 4;
+          for (size_t i = 0; i < kLanes; ++i) t.slots[i] = static_cast<uint32_t>(kBlocks * (i % 4) + i / 4);
+          return t;
+        }();
+        c = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(d32, c), hn::SetTableIndices(d32, kOrder.slots)));
+      }
+      const auto nibble = hn::Set(d8, uint8_t{0x0F});
+      const auto lo = hn::And(c, nibble);
+      const auto hi = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, c))), nibble);
+      const auto patch = hn::Add(lo, hn::TableLookupBytes(hn::LoadDup128(d8, kTables.offset), hi));
+      const auto top = hn::Xor(hn::TableLookupBytes(hn::LoadDup128(d8, kTables.top), hi),
+                               hn::TableLookupBytesOr0(hn::LoadDup128(d8, kTables.top_patch), patch));
+      const auto low = hn::Xor(hn::TableLookupBytes(hn::LoadDup128(d8, kTables.low), lo),
+                               hn::TableLookupBytesOr0(hn::LoadDup128(d8, kTables.low_patch), patch));
+      const auto w0 = hn::BitCast(d16, hn::InterleaveLower(d8, low, top));
+      const auto w1 = hn::BitCast(d16, hn::InterleaveUpper(d8, low, top));
+      const auto z = hn::Zero(d16);
+      f(hn::BitCast(df, hn::InterleaveLower(d16, z, w0)), hn::BitCast(df, hn::InterleaveUpper(d16, z, w0)),
+        hn::BitCast(df, hn::InterleaveLower(d16, z, w1)), hn::BitCast(df, hn::InterleaveUpper(d16, z, w1)));
       return;
     }
 #endif

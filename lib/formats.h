@@ -55,6 +55,48 @@ constexpr uint16_t BF16OfMagnitude(const MiniFormat& f, int m) {
   return static_cast<uint16_t>(((127 + 1 - f.bias - f.mant_bits + p) << 7) | ((frac - (1 << p)) << (7 - p)));
 }
 
+// float8e4m3fn's bfloat16 bits from its code's nibbles (the x86 decode without byte permutes,
+// dequantize-inl.h): for high nibble h, low nibble l and i = (l + offset[h]) mod 256, the high
+// byte is top[h] ^ top_patch[i] and the low byte low[l] ^ low_patch[i], where an index with
+// bit 7 set reads 0 (PSHUFB). top and low are right for normal codes; i lands the subnormal
+// magnitudes m < 8 (h & 7 = 0, l = m) on entry 8 + m and magnitude 0x7F (NaN) on entry 0,
+// whose patches xor in the difference, and every other code on an index with bit 7 set.
+struct NibbleTables {
+  alignas(16) uint8_t top[16];
+  alignas(16) uint8_t low[16];
+  alignas(16) uint8_t offset[16];
+  alignas(16) uint8_t top_patch[16];
+  alignas(16) uint8_t low_patch[16];
+};
+constexpr NibbleTables NibbleTablesOf(const MiniFormat& f) {
+  NibbleTables t{};
+  for (int h = 0; h < 16; ++h) {
+    const int k = h & 7;  // e's top three bits; e & 1 does not change (e + 120) >> 1
+    t.top[h] = static_cast<uint8_t>((h & 8 ? 0x80 : 0) | BF16OfMagnitude(f, k << 4 | 8) >> 8);
+    t.offset[h] = static_cast<uint8_t>(k == 0 ? 0x78 : k == 7 ? 0xF1 : 0x80);
+  }
+  for (int l = 0; l < 16; ++l) t.low[l] = static_cast<uint8_t>(BF16OfMagnitude(f, 0x10 | l) & 0xFF);
+  for (int entry = 0; entry < 16; ++entry) {
+    const int m = entry == 0 ? 0x7F : entry >= 8 ? entry - 8 : -1;
+    if (m < 0) continue;
+    const int diff = (t.top[m >> 4] << 8 | t.low[m & 15]) ^ BF16OfMagnitude(f, m);
+    t.top_patch[entry] = static_cast<uint8_t>(diff >> 8);
+    t.low_patch[entry] = static_cast<uint8_t>(diff & 0xFF);
+  }
+  return t;
+}
+// Whether the tables give every code's bfloat16 bits (the sign from bit 7).
+constexpr bool NibbleTablesExact(const MiniFormat& f) {
+  const NibbleTables t = NibbleTablesOf(f);
+  for (int code = 0; code < 256; ++code) {
+    const int h = code >> 4, l = code & 15, i = (l + t.offset[h]) & 0xFF;
+    const int top = t.top[h] ^ (i & 0x80 ? 0 : t.top_patch[i & 15]);
+    const int low = t.low[l] ^ (i & 0x80 ? 0 : t.low_patch[i & 15]);
+    if ((top << 8 | low) != (BF16OfMagnitude(f, code & 0x7F) | (code & 0x80) << 8)) return false;
+  }
+  return true;
+}
+
 // The reciprocal path of <= 8-bit integer outputs (encode-inl.h, IntEncoder; docs/exactness.md):
 // t = x * (1/s) + (zp + kOffset) lies in [512, 1024) after clamping, where the float32 ulp is
 // 2^-14, so bits(t) - bits(kBase) is the code's value in fixed point with 14 fraction bits.
