@@ -328,10 +328,10 @@ struct MiniFloatDecoder {
       const hn::Repartition<uint16_t, DF> d16;
       const hn::Repartition<uint32_t, DF> d32;
       auto c = hn::LoadU(d8, reinterpret_cast<const uint8_t*>(codes.x + e));
-      if constexpr (hn::MaxLanes(d32) > 4) {
+      if constexpr (hn::MaxLanes(hn::Repartition<uint32_t, DF>()) > 4) {
         // Block b, 32-bit lane k: the codes of elements 4 (B k + b) .. + 3 (B blocks).
         struct Order {
-          alignas(64) uint32_t slots[hn::MaxLanes(d32)];
+          alignas(64) uint32_t slots[hn::MaxLanes(hn::Repartition<uint32_t, DF>())];
         };
         static constexpr Order kOrder = [] {
           Order t{};
