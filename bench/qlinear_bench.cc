@@ -53,32 +53,42 @@ void StreamCeiling(const uint32_t* HWY_RESTRICT in, size_t n, uint8_t* HWY_RESTR
   }
   for (; i < n; ++i) out[i] = static_cast<uint8_t>(in[i]);
 }
-// DequantizeLinear's ceiling for packed 4-bit weights: read n / 2 bytes, store 4 B per element
-// (each byte widened to a float32 lane's bits: no decoding). From 4M elements the stores are
-// non-temporal from an aligned, even element on, as DequantizeLinear's (dequantize-inl.h).
-void StreamCeilingDequantize(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
+// DequantizeLinear's ceilings: read n / kPerByte bytes (packed 4-bit weights: 2 elements per byte;
+// 8-bit inputs: 1), store 4 B per element (each byte widened to a float32 lane's bits: no decoding).
+// From 4M elements the stores are non-temporal from an aligned, even element on, as
+// DequantizeLinear's (dequantize-inl.h).
+template <size_t kPerByte>
+void StreamCeilingWiden(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
   const hn::Rebind<uint8_t, decltype(du)> d8;
   const size_t N = hn::Lanes(df);
+  // Two vectors of output per step: from one vector of bytes when packed, from two otherwise.
+  const auto widen = [&](size_t i, size_t k) {
+    return hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / kPerByte + (kPerByte == 1 ? k * N : 0))));
+  };
   size_t i = 0;
   const uintptr_t misaligned = reinterpret_cast<uintptr_t>(out) % (N * 4);
   const size_t head = misaligned % 4 == 0 ? (N * 4 - misaligned) % (N * 4) / 4 : 1;
   if (HWY_ARCH_X86 && n >= (size_t{1} << 22) && head % 2 == 0) {
-    for (; i < head; ++i) out[i] = static_cast<float>(in[i / 2]);
+    for (; i < head; ++i) out[i] = static_cast<float>(in[i / kPerByte]);
     for (; i + 2 * N <= n; i += 2 * N) {
-      const auto v = hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / 2)));
-      hn::Stream(v, df, out + i);
-      hn::Stream(v, df, out + i + N);
+      hn::Stream(widen(i, 0), df, out + i);
+      hn::Stream(widen(i, 1), df, out + i + N);
     }
     hwy::FlushStream();
   }
   for (; i + 2 * N <= n; i += 2 * N) {
-    const auto v = hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i / 2)));
-    hn::StoreU(v, df, out + i);
-    hn::StoreU(v, df, out + i + N);
+    hn::StoreU(widen(i, 0), df, out + i);
+    hn::StoreU(widen(i, 1), df, out + i + N);
   }
-  for (; i < n; ++i) out[i] = static_cast<float>(in[i / 2]);
+  for (; i < n; ++i) out[i] = static_cast<float>(in[i / kPerByte]);
+}
+void StreamCeilingDequantize(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
+  StreamCeilingWiden<2>(in, n, out);
+}
+void StreamCeilingDequantize8(const uint8_t* HWY_RESTRICT in, size_t n, float* HWY_RESTRICT out) {
+  StreamCeilingWiden<1>(in, n, out);
 }
 }  // namespace HWY_NAMESPACE
 }  // namespace qlinear
@@ -88,6 +98,7 @@ HWY_AFTER_NAMESPACE();
 namespace qlinear {
 HWY_EXPORT(StreamCeiling);
 HWY_EXPORT(StreamCeilingDequantize);
+HWY_EXPORT(StreamCeilingDequantize8);
 namespace {
 
 constexpr int64_t kReference = 0;  // "target" value for reference rows
@@ -346,17 +357,22 @@ void BM_Ceiling(benchmark::State& state, int64_t target) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-void BM_CeilingDequantize(benchmark::State& state, int64_t target) {
+// `per_byte`: elements per input byte (2: packed 4-bit weights, 1: 8-bit inputs).
+void BM_CeilingDequantize(benchmark::State& state, int64_t target, int per_byte) {
   const int64_t n = state.range(0);
-  std::vector<uint8_t> in(static_cast<size_t>(n / 2), 7);
+  std::vector<uint8_t> in(static_cast<size_t>(n / per_byte), 7);
   std::vector<float> out(static_cast<size_t>(n));
   hwy::SetSupportedTargetsForTest(target);
   for (auto _ : state) {
-    HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize)(in.data(), out.size(), out.data());
+    if (per_byte == 2) {
+      HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize)(in.data(), out.size(), out.data());
+    } else {
+      HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize8)(in.data(), out.size(), out.data());
+    }
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * (n / 2 + 4 * n));
+  state.SetBytesProcessed(state.iterations() * (n / per_byte + 4 * n));
   state.SetLabel(TargetLabel(target));
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -698,12 +714,14 @@ void RegisterAll() {
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
     auto* d = Register("DynamicQuantize/float32->uint8/tensor/" + TargetLabel(t), BM_Dynamic, t);
     auto* c = Register("Ceiling/load4store1/tensor/" + TargetLabel(t), BM_Ceiling, t);
-    auto* cd = Register("Ceiling/load0.5store4/tensor/" + TargetLabel(t), BM_CeilingDequantize, t);
+    auto* cd = Register("Ceiling/load0.5store4/tensor/" + TargetLabel(t), BM_CeilingDequantize, t, 2);
+    auto* cd8 = Register("Ceiling/load1store4/tensor/" + TargetLabel(t), BM_CeilingDequantize, t, 1);
     auto* bw = Register("Backward/float32->int8/tensor/" + TargetLabel(t), BM_Backward, t);
     for (int64_t s : sizes) {
       d->Arg(s);
       c->Arg(s);
       cd->Arg(s);
+      cd8->Arg(s);
       bw->Arg(s);
     }
   }
