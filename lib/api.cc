@@ -1,6 +1,7 @@
 // The C ABI: validate (plan), check the output, execute. Nothing throws across this boundary.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "hwy/targets.h"
@@ -11,6 +12,7 @@
 #include "fpenv.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "params.h"
 #include "plan.h"
 #include "qlinear/qlinear.h"
 #include "reference.h"
@@ -300,10 +302,12 @@ qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qli
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
     if ((s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) return s;
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
+    // The mask pass's parameters before y is written: out of memory leaves both outputs as they were.
+    const std::unique_ptr<DecodedParams> mask_params = DecodeBackwardParams(p);
     ExecuteQuantize(p, y);
     BackwardArgs b;
     b.mask_out = clamp_mask;
-    ExecuteBackward(p, b);
+    ExecuteBackward(p, b, mask_params.get());
     return QLINEAR_OK;
   });
 }

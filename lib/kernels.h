@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "plan.h"
 #include "qlinear/qlinear.h"
@@ -87,6 +88,12 @@ void ExecuteDequantize(const DequantizePlan& p, void* y, const TaskSplit* split 
 // Training: clamp mask and/or dx (reference.h BackwardArgs).
 struct BackwardArgs;
 void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b);
+// The same in two steps, for a call that also writes y: the parameters decoded first (this
+// allocates, before any output is written; null where the pass is scalar), then the pass, which
+// allocates nothing.
+class DecodedParams;
+std::unique_ptr<DecodedParams> DecodeBackwardParams(const QuantizePlan& p);
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b, const DecodedParams* d);
 // DynamicQuantizeLinear: range pass, then a per-tensor quantize pass.
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp);
 

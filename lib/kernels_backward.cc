@@ -32,15 +32,24 @@ namespace qlinear {
 
 HWY_EXPORT(BackwardDriver);
 
-void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
-  if (!VectorQuantizeSupported(p)) {
+std::unique_ptr<DecodedParams> DecodeBackwardParams(const QuantizePlan& p) {
+  if (!VectorQuantizeSupported(p)) return nullptr;
+  return std::make_unique<DecodedParams>(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point,
+                                         p.prec, ParamsFor::kDivision);
+}
+
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b, const DecodedParams* d) {
+  if (d == nullptr) {
     QLINEAR_DISPATCH(BackwardDriver)(p, QuantParams(), b);
     return;
   }
-  const DecodedParams d(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
-                        ParamsFor::kDivision);
-  const bool exact = b.dx == nullptr || d.GradientFactorsExact(b.lda);  // else the reference's NaN rule
-  QLINEAR_DISPATCH(BackwardDriver)(p, exact ? d.params() : QuantParams(), b);
+  const bool exact = b.dx == nullptr || d->GradientFactorsExact(b.lda);  // else the reference's NaN rule
+  QLINEAR_DISPATCH(BackwardDriver)(p, exact ? d->params() : QuantParams(), b);
+}
+
+void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b) {
+  const std::unique_ptr<DecodedParams> d = DecodeBackwardParams(p);
+  ExecuteBackward(p, b, d.get());
 }
 
 }  // namespace qlinear

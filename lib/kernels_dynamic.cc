@@ -409,13 +409,15 @@ void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskS
 
 void ExecuteDynamicRanges(const DynamicPlan& p, int64_t first, int64_t count, const void* x,
                           float* ranges) {
-  std::fill(ranges, ranges + 2 * p.groups, 0.0f);
-  if (count == 0) return;
+  // The statistics' memory first: a failed allocation (QLINEAR_OUT_OF_MEMORY) leaves ranges as
+  // they were.
   const RuleFacts& f = p.facts;
   const bool two = TwoStats(f);
-  int64_t g0, groups;
-  ScaleWindow(p.q.layout, first, first + count, &g0, &groups);
+  int64_t g0 = 0, groups = 0;
+  if (count != 0) ScaleWindow(p.q.layout, first, first + count, &g0, &groups);
   std::vector<uint32_t> s0(static_cast<size_t>(groups), 0), s1(two ? s0.size() : 0, 0);
+  std::fill(ranges, ranges + 2 * p.groups, 0.0f);
+  if (count == 0) return;
   // MX and POW2_CEIL keep NaN/Inf (they decide the scale), the others leave them out.
   const StatKind kind = f.rule == Rule::kMx || f.rule == Rule::kPow2Ceil ? StatKind::kAbs : FiniteKind(f);
   GroupStats(kind, p.q.layout, first, first + count, p.q.x_type, x, g0, s0.data(), two ? s1.data() : nullptr);

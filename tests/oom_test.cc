@@ -97,6 +97,17 @@ struct DynamicCase {
   int64_t axis, block;
 };
 
+qlinear_dynamic_attrs AttrsOf(const DynamicCase& c) {
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = c.y;
+  a.rule = c.rule;
+  a.granularity = c.granularity;
+  a.axis = c.axis;
+  a.block_size = c.block;
+  return a;
+}
+
 // Several 32K-element chunks (the one-pass loop), per column (two passes), serial and parallel.
 TEST(OutOfMemory, DynamicQuantizationWritesNothing) {
   const std::vector<int64_t> shape{300, 1000};
@@ -110,13 +121,7 @@ TEST(OutOfMemory, DynamicQuantizationWritesNothing) {
       {"ABSMAX int8 blocks of 4 along the rows", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 0, 4},
   };
   for (const DynamicCase& c : cases) {
-    qlinear_dynamic_attrs a;
-    qlinear_dynamic_attrs_init(&a);
-    a.output_dtype = c.y;
-    a.rule = c.rule;
-    a.granularity = c.granularity;
-    a.axis = c.axis;
-    a.block_size = c.block;
+    const qlinear_dynamic_attrs a = AttrsOf(c);
     size_t yb = 0, sb = 0, zb = 0;
     ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_OK) << qlinear_last_error();
     const bool minmax = c.rule == QLINEAR_SCALE_MINMAX;
@@ -185,6 +190,52 @@ TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
   EveryAllocationFails(d, "DequantizeLinear blocked", [&](Buffers* b) {
     return qlinear_dequantize_linear(&tq, &ts, &tz, &da, b->y.data(), b->y.size());
   });
+}
+
+// A shard's ranges (qlinear_dynamic_ranges) are an output too: its statistics are allocated
+// before the ranges are cleared.
+TEST(OutOfMemory, DynamicRangesWriteNothing) {
+  const std::vector<int64_t> shape{40, 64};
+  const std::vector<float> x = Values(40 * 64);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const DynamicCase cases[] = {
+      {"ranges, ABSMAX int8 per row", QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0},
+      {"ranges, MINMAX uint4 blocks of 32", QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, -1, 32},
+      {"ranges, MX float8e4m3fn blocks of 32", QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_SCALE_MX, QLINEAR_GRANULARITY_BLOCK,
+       -1, 32},
+  };
+  for (const DynamicCase& c : cases) {
+    const qlinear_dynamic_attrs a = AttrsOf(c);
+    const size_t groups = c.granularity == QLINEAR_GRANULARITY_AXIS ? 40 : 40 * 2;
+    Buffers expected{std::vector<uint8_t>(2 * groups * sizeof(float)), {}, {}};
+    // Elements [64, 2560): the ranges of the groups outside the shard are zero.
+    auto call = [&](Buffers* b) {
+      return qlinear_dynamic_ranges(&tx, &a, 64, 40 * 64 - 64, reinterpret_cast<float*>(b->y.data()), b->y.size());
+    };
+    ASSERT_EQ(call(&expected), QLINEAR_OK) << qlinear_last_error();
+    EveryAllocationFails(expected, c.what, call);
+  }
+}
+
+// The clamp mask's pass decodes its parameters before y is written.
+TEST(OutOfMemory, MaskedQuantizeWritesNothing) {
+  const std::vector<int64_t> shape{2, 64};
+  const std::vector<int64_t> sshape{64};
+  std::vector<float> x = Values(2 * 64);
+  x[5] = 1e6f;  // clamped
+  std::vector<float> scales(64, 0.5f);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, sshape.data(), scales.data()};
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = 1;
+  Buffers expected{std::vector<uint8_t>(x.size()), std::vector<uint8_t>((x.size() + 7) / 8), {}};
+  auto call = [&](Buffers* b) {
+    return qlinear_quantize_linear_masked(&tx, &ts, nullptr, &qa, b->y.data(), b->y.size(), b->scale.data(),
+                                          b->scale.size());
+  };
+  ASSERT_EQ(call(&expected), QLINEAR_OK) << qlinear_last_error();
+  EveryAllocationFails(expected, "QuantizeLinear with its clamp mask", call);
 }
 
 // The C++ layer reports a failed allocation as a status and leaves its result as it was.
