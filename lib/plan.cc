@@ -261,10 +261,13 @@ qlinear_status CheckZeroPointIsZero(const char* name, DType t, const void* data,
       zero = DecodeMiniFloat(t, c) == 0.0f;  // NaN compares unequal: rejected
       shown = c;
     }
-    if (!zero) {
-      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must be zero %s, element %lld is %s%llx", name,
-                  why, static_cast<long long>(i), t == DType::kInt32 ? "" : "0x",
-                  static_cast<unsigned long long>(shown));
+    if (!zero && t == DType::kInt32) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must be zero %s, element %lld is %lld", name, why,
+                  static_cast<long long>(i), shown);
+    }
+    if (!zero) {  // a float8/float4 code
+      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: must be zero %s, element %lld is code 0x%02llx", name, why,
+                  static_cast<long long>(i), static_cast<unsigned long long>(shown));
     }
   }
   return QLINEAR_OK;

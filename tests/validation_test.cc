@@ -369,12 +369,15 @@ TEST(DequantizeValidation, ZeroPointTypeAndValues) {
   const Tensor zi8 = Scalar(QLINEAR_DTYPE_INT8, 0);
   ExpectDQRejected(Ints(QLINEAR_DTYPE_UINT8, {1}), s, &zi8, DQAttrs(), QLINEAR_UNSUPPORTED_TYPE,
                    {"x_zero_point:", "int8", "uint8"});
-  const Tensor zi32 = Scalar(QLINEAR_DTYPE_INT32, 4);
+  const Tensor zi32 = Scalar(QLINEAR_DTYPE_INT32, 10);
   ExpectDQRejected(Ints(QLINEAR_DTYPE_INT32, {1}), s, &zi32, DQAttrs(), QLINEAR_INVALID_ARGUMENT,
-                   {"x_zero_point:", "must be zero", "int32"});
+                   {"x_zero_point:", "must be zero", "int32", "element 0 is 10"});
+  const Tensor zi32n = Scalar(QLINEAR_DTYPE_INT32, -7);
+  ExpectDQRejected(Ints(QLINEAR_DTYPE_INT32, {1}), s, &zi32n, DQAttrs(), QLINEAR_INVALID_ARGUMENT,
+                   {"x_zero_point:", "element 0 is -7"});
   const Tensor zf8 = FromCodes(QLINEAR_DTYPE_FLOAT8E5M2, {0x3C}, {});
   ExpectDQRejected(FromCodes(QLINEAR_DTYPE_FLOAT8E5M2, {0}, {1}), s, &zf8, DQAttrs(),
-                   QLINEAR_INVALID_ARGUMENT, {"x_zero_point:", "must be zero"});
+                   QLINEAR_INVALID_ARGUMENT, {"x_zero_point:", "must be zero", "element 0 is code 0x3c"});
   const Tensor zf4 = FromCodes(QLINEAR_DTYPE_FLOAT4E2M1, {0x2}, {});
   ExpectDQRejected(FromCodes(QLINEAR_DTYPE_FLOAT4E2M1, {0}, {1}), s, &zf4, DQAttrs(),
                    QLINEAR_INVALID_ARGUMENT, {"x_zero_point:", "must be zero"});
