@@ -158,21 +158,36 @@ bool StorageFits(int32_t code, int type_num, bool packed) {
   return type_num == f.storage || (f.alt_storage >= 0 && type_num == f.alt_storage);
 }
 
+// A Python or NumPy number as a double; an int beyond double's range is a ValueError naming arg
+// (Python's OverflowError names nothing).
+double AsDouble(PyObject* obj, const char* arg) {
+  const double v = PyFloat_AsDouble(obj);
+  if (v == -1.0 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+    PyErr_Clear();
+    Raise(PyExc_ValueError, Format("%s: the number is outside float32's range", arg));
+  }
+  return v;
+}
+
 // A type given by its ONNX name (as qlinear_dtype_name spells it), TensorProto code or NumPy
 // dtype; 0 for None.
 int32_t ParseType(py::handle spec, const char* arg) {
   if (spec.is_none()) return 0;
   if (PyUnicode_Check(spec.ptr())) {
-    const char* name = PyUnicode_AsUTF8(spec.ptr());
+    Py_ssize_t size = 0;
+    const char* name = PyUnicode_AsUTF8AndSize(spec.ptr(), &size);
     if (name == nullptr) throw py::error_already_set();
-    for (int32_t code = 1; code <= 26; ++code) {
+    const bool whole = std::strlen(name) == static_cast<size_t>(size);  // no NUL inside
+    for (int32_t code = 1; whole && code <= 26; ++code) {
       if (Facts(code).bits != 0 && std::strcmp(name, TypeName(code)) == 0) return code;
     }
     std::string known;
     for (int32_t code = 1; code <= 26; ++code) {
       if (Facts(code).bits != 0) known += (known.empty() ? "" : ", ") + std::string(TypeName(code));
     }
-    Raise(PyExc_TypeError, Format("%s: unknown type name '%s' (one of: %s)", arg, name, known.c_str()));
+    const std::string shown = py::repr(spec);
+    Raise(PyExc_TypeError, Format("%s: unknown type name %s (one of: %s)", arg, shown.c_str(), known.c_str()));
   }
   if (PyLong_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
     const long long code = PyLong_AsLongLong(spec.ptr());
@@ -314,8 +329,7 @@ class Operand {
       Raise(PyExc_TypeError,
             Format("scale: a number scale is float32; pass an array for scale_dtype=%s", TypeName(declared)));
     }
-    const double v = PyFloat_AsDouble(obj.ptr());
-    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    const double v = AsDouble(obj.ptr(), "scale");
     const float f = static_cast<float>(v);
     // Rounding to float32 is the documented conversion; becoming Inf or 0 is not a rounding.
     if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0.0 && f == 0.0f)) {
@@ -441,8 +455,7 @@ void Operand::LoadZeroPointNumber(py::handle obj, int32_t type) {
   const bool is_float = (type >= QLINEAR_DTYPE_FLOAT8E4M3FN && type <= QLINEAR_DTYPE_FLOAT8E5M2FNUZ) ||
                         type == QLINEAR_DTYPE_FLOAT4E2M1;
   if (is_float) {
-    const double v = PyFloat_AsDouble(obj.ptr());
-    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    const double v = AsDouble(obj.ptr(), "zero_point");
     const int code = FindFloatCode(type, v);
     if (code < 0) Raise(PyExc_ValueError, Format("zero_point: %g is not a %s value", v, TypeName(type)));
     scalar_[0] = static_cast<unsigned char>(code);
@@ -812,9 +825,7 @@ class Keywords {
     if (!IsNumber(values_[k]) && !PyArray_IsScalar(values_[k], Number)) {
       Raise(PyExc_TypeError, Format("%s: must be a number", kKeywordNames[k]));
     }
-    const double v = PyFloat_AsDouble(values_[k]);
-    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
-    return v;
+    return AsDouble(values_[k], kKeywordNames[k]);
   }
   int32_t Type(Kw k) const { return ParseType((*this)[k], kKeywordNames[k]); }
 
@@ -1299,7 +1310,13 @@ ONNX raw_data bytes of a 4- or 2-bit type to one code per element, in `shape`.)d
         "supported_targets()\n--\n\nCompiled SIMD targets this CPU can run, best first.");
   m.def("openmp_enabled", [] { return qlinear_openmp_enabled() != 0; },
         "openmp_enabled()\n--\n\nWhether threads=N runs on OpenMP (otherwise such calls run serially).");
-  m.def("dtype_name", [](py::handle dtype) { return std::string(TypeName(ParseType(dtype, "dtype"))); },
+  m.def("dtype_name",
+        [](py::handle dtype) {
+          if (dtype.is_none()) {
+            Raise(PyExc_TypeError, "dtype: expected an ONNX type name, a TensorProto code or a NumPy dtype, got None");
+          }
+          return std::string(TypeName(ParseType(dtype, "dtype")));
+        },
         arg("dtype"),
         "dtype_name(dtype)\n--\n\nThe ONNX name of a type given by name, TensorProto code or NumPy dtype.");
 }

@@ -61,6 +61,13 @@ def test_unknown_type_names():
         qlinear.quantize_linear(X, 0.1, precision=np.float64)
     with raises(TypeError, "dtype: expected an ONNX type name, a TensorProto code or a NumPy dtype, got 1.5"):
         qlinear.dtype_name(1.5)
+    with raises(TypeError, "dtype: expected an ONNX type name, a TensorProto code or a NumPy dtype, got None"):
+        qlinear.dtype_name(None)
+    # a NUL inside the name is part of it, not its end
+    with raises(TypeError, "dtype: unknown type name 'int8\\x00garbage'"):
+        qlinear.dtype_name("int8\0garbage")
+    with raises(TypeError, "output_dtype: unknown type name 'int4\\x00'"):
+        qlinear.quantize_linear(X, 0.1, output_dtype="int4\0")
 
 
 def test_codes_out_of_range():
@@ -134,6 +141,13 @@ def test_number_scales_outside_float32():
             qlinear.quantize_linear(X, v)
         with raises(ValueError, "scale: %g is outside float32's range (it would become %s)" % (v, became)):
             qlinear.dequantize_linear(np.zeros(3, np.int8), v)
+    # ints beyond a double's range: the argument is named (not a bare OverflowError)
+    with raises(ValueError, "scale: the number is outside float32's range"):
+        qlinear.quantize_linear(X, 10**400)
+    with raises(ValueError, "lda: the number is outside float32's range"):
+        qlinear.quantize_linear_backward(X, 0.1, dy=np.zeros(X.shape, np.float32), lda=10**400)
+    with raises(ValueError, "zero_point: the number is outside float32's range"):
+        qlinear.quantize_linear(X, 0.1, -(10**400), output_dtype="float8e4m3fn")
     assert qlinear.dequantize_linear(np.ones(1, np.int8), 1e-40)[0] == np.float32(1e-40)  # subnormal
     assert np.isnan(qlinear.dequantize_linear(np.ones(1, np.int8), float("nan"))[0])  # NaN stays NaN
 
