@@ -346,16 +346,37 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
     for (int k = 2; !bases.insert(name).second; ++k) name = base + "_" + std::to_string(k);
     return name;
   };
+  int skipped = 0;
+  // A case that gives no seed: said on stderr, and the run goes on.
+  auto skip = [&](const fs::path& dir, const std::string& why) {
+    std::fprintf(stderr, "qlinear fuzz-seed: skipped %s: %s\n", dir.c_str(), why.c_str());
+    ++skipped;
+  };
   for (const std::string& root : paths) {
+    if (!IsDirectory(root)) {
+      std::fprintf(stderr, "qlinear fuzz-seed: %s: no such folder\n", root.c_str());
+      ++failed;
+      continue;
+    }
     Search search;
     FindCases(root, 0, &search);
+    for (const std::string& problem : search.problems) {
+      std::fprintf(stderr, "qlinear fuzz-seed: %s\n", problem.c_str());
+      ++failed;
+    }
     for (const fs::path& dir : search.cases) {
       try {
         std::string data, err, numbering;
         NodeCase node;
-        if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) continue;
+        if (!ReadFileCapped((dir / "model.onnx").string(), "model.onnx", &data, &err)) {
+          skip(dir, err);
+          continue;
+        }
         std::vector<fs::path> files;
-        if (!ListDir(dir / "test_data_set_0", &files, &err)) continue;
+        if (!ListDir(dir / "test_data_set_0", &files, &err)) {
+          skip(dir, err);
+          continue;
+        }
         const std::vector<fs::path> inputs = NumberedFiles(files, "input_", &numbering);
         const std::string base = unique_base(dir);
         if (format == SeedFormat::kReader) {  // the files, and the model with its inputs inside
@@ -370,7 +391,9 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
           if (!runnable.empty()) write(base + "_runnable.onnx", runnable);
           continue;
         }
-        if (DecodeModelBytes(data.data(), data.size(), &node, &err) != ModelResult::kOk) continue;
+        const ModelResult model = DecodeModelBytes(data.data(), data.size(), &node, &err);
+        if (model == ModelResult::kError) skip(dir, err);
+        if (model != ModelResult::kOk) continue;  // kSkip: a valid model of another kind (no seed, no noise)
         fuzz::FuzzCall c;
         c.op = node.op == "QuantizeLinear" ? 0 : node.op == "DequantizeLinear" ? 1 : 2;
         c.opset = static_cast<uint8_t>(node.opset);
@@ -391,7 +414,10 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
           slots[k]->dims = t.dims;
           slots[k]->bytes = t.bytes;
         }
-        if (!ok) continue;
+        if (!ok) {
+          skip(dir, err);
+          continue;
+        }
         if (inputs.size() >= 3) c.flags |= 1;
         write(base, fuzz::Encode(c));
       } catch (const std::exception& e) {  // std::bad_alloc from a hostile file: skip the case
@@ -400,7 +426,9 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
       }
     }
   }
-  std::printf("%d seeds written to %s\n", written, out_dir.c_str());
+  std::printf("%d seeds written to %s", written, out_dir.c_str());
+  if (skipped > 0) std::printf(", %d cases skipped", skipped);
+  std::printf("\n");
   return written > 0 && failed == 0 ? 0 : 1;
 }
 
