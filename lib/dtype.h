@@ -125,13 +125,6 @@ inline size_t ByteOffset(DType t, int64_t elements) {
   return static_cast<size_t>(elements) * static_cast<size_t>(Info(t).bits) / 8;
 }
 
-// Largest element count whose StorageBytes does not overflow uint64.
-inline uint64_t MaxCountFor(DType t) {
-  const uint64_t bits = static_cast<uint64_t>(Info(t).bits);
-  // Element sizes are powers of two: a shift, not a division (this runs on every call).
-  return bits >= 8 ? UINT64_MAX >> __builtin_ctzll(bits / 8) : UINT64_MAX;
-}
-
 inline bool IsSubByte(DType t) { return Info(t).bits < 8; }
 
 }  // namespace qlinear

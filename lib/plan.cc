@@ -69,9 +69,6 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
                 static_cast<int>(t.dtype));
   }
   // Count must fit int64 and its storage size kMaxBytes (so byte offsets never overflow).
-  const uint64_t max_count = MaxCountFor(info->type) < static_cast<uint64_t>(INT64_MAX)
-                                 ? MaxCountFor(info->type)
-                                 : static_cast<uint64_t>(INT64_MAX);
   bool empty = false;
   for (int32_t i = 0; i < t.rank; ++i) {
     if (t.shape[i] < 0) {
@@ -81,15 +78,16 @@ qlinear_status CheckTensor(const char* name, const qlinear_tensor& t, int64_t* c
     empty |= t.shape[i] == 0;
   }
   uint64_t n = empty ? 0 : 1;
-  for (int32_t i = 0; i < t.rank && !empty; ++i) {
-    const uint64_t d = static_cast<uint64_t>(t.shape[i]);
-    if (__builtin_mul_overflow(n, d, &n) || n > max_count) {  // no 64-bit division per call
-      return Fail(QLINEAR_INVALID_ARGUMENT, "%s: element count of shape %s overflows 64-bit sizes",
-                  name, ShapeText(t).text);
-    }
+  bool wraps = false;
+  for (int32_t i = 0; i < t.rank && !empty && !wraps; ++i) {
+    wraps = __builtin_mul_overflow(n, static_cast<uint64_t>(t.shape[i]), &n);  // no 64-bit division per call
   }
-  // Storage within kMaxBytes; CheckBytes (out of line) only for counts near the limit, where it
-  // words the failure.
+  if (wraps || n > static_cast<uint64_t>(INT64_MAX)) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: element count of shape %s overflows 64-bit sizes", name,
+                ShapeText(t).text);
+  }
+  // Storage within kMaxBytes (a count that fits int64 may still take too many bytes); CheckBytes
+  // (out of line) only for counts near the limit, where it words the failure.
   const int bits = info->bits;
   const uint64_t max_object = bits >= 8 ? kMaxBytes >> __builtin_ctz(static_cast<unsigned>(bits / 8)) : UINT64_MAX;
   if (n > max_object) {

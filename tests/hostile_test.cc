@@ -91,7 +91,17 @@ TEST(ByteOverflow, InputBeyondTheLargestObject) {
   size_t bytes = 12345;
   EXPECT_EQ(qlinear_quantize_output_info(&tx, &ts, nullptr, &a, nullptr, &bytes), QLINEAR_INVALID_ARGUMENT);
   EXPECT_TRUE(Mentions("x:")) << qlinear_last_error();
+  EXPECT_TRUE(Mentions("largest object")) << qlinear_last_error();
   EXPECT_EQ(bytes, 12345u);
+  // 2^62 elements: the count fits int64, the 2^64 bytes do not (the message says which).
+  const qlinear_tensor t62{QLINEAR_DTYPE_FLOAT, 1, &k2Pow62, x.data()};
+  EXPECT_EQ(qlinear_quantize_output_info(&t62, &ts, nullptr, &a, nullptr, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("x:") && Mentions("largest object")) << qlinear_last_error();
+  // 2^32 * 2^31 = 2^63 elements: the count itself overflows.
+  const int64_t dims[2] = {int64_t{1} << 32, int64_t{1} << 31};
+  const qlinear_tensor t63{QLINEAR_DTYPE_UINT8, 2, dims, x.data()};
+  EXPECT_EQ(qlinear_quantize_output_info(&t63, &ts, nullptr, &a, nullptr, &bytes), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("x:") && Mentions("element count")) << qlinear_last_error();
 }
 
 // The backward pass: dy and dx take dy's type, which may be wider than x's.
