@@ -42,8 +42,13 @@ qlinear_status Guarded(Body&& body) {
   }
 }
 
+// qlinear_dynamic_ranges' layout: 2 floats per group (CheckRanges has checked the product).
+uint64_t RangesBytes(const DynamicPlan& p) { return static_cast<uint64_t>(p.groups) * 8; }
+
+uint64_t MaskBytes(int64_t n) { return (static_cast<uint64_t>(n) + 7) / 8; }
+
 qlinear_status CheckMask(const char* name, const void* mask, size_t mask_bytes, int64_t n) {
-  const uint64_t needed = (static_cast<uint64_t>(n) + 7) / 8;
+  const uint64_t needed = MaskBytes(n);
   if (needed > 0 && mask == nullptr) {
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: pointer is NULL, %llu bytes needed", name,
                 static_cast<unsigned long long>(needed));
@@ -175,6 +180,14 @@ qlinear_status Call(const qlinear_tensor* x, const qlinear_tensor* scale, const 
       needed = StorageBytes(p.y_type, static_cast<uint64_t>(extent.count));
     }
     if ((s = CheckOutput(y, y_bytes, needed)) != QLINEAR_OK) return s;
+    const ArgumentBytes x_read{"x", x->data, extent.range ? SliceBytes(x, extent.count) : TensorBytes(x)};
+    const char* scale_name = Quantizes(p) ? "y_scale" : "x_scale";
+    const char* zp_name = Quantizes(p) ? "y_zero_point" : "x_zero_point";
+    if ((s = CheckDisjoint({{"y", y, needed}},
+                           {x_read, {scale_name, scale->data, TensorBytes(scale)},
+                            {zp_name, zp != nullptr ? zp->data : nullptr, TensorBytes(zp)}})) != QLINEAR_OK) {
+      return s;
+    }
     Split split;
     bool parallel = false;
     if ((s = ChooseSplit(p.layout.count, extent.options, &split, &parallel)) != QLINEAR_OK) return s;
@@ -213,6 +226,11 @@ qlinear_status QuantizeDynamicCall(const qlinear_tensor* x, const qlinear_dynami
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.q.y_bytes)) != QLINEAR_OK) return s;
     if ((s = CheckScaleOutputs(p, y_scale, y_scale_bytes, y_zero_point, y_zero_point_bytes)) != QLINEAR_OK) {
+      return s;
+    }
+    if ((s = CheckDisjoint({{"y", y, p.q.y_bytes}, {"y_scale", y_scale, p.scale_bytes},
+                            {"y_zero_point", y_zero_point, p.zp_bytes}},
+                           {{"x", x->data, TensorBytes(x)}})) != QLINEAR_OK) {
       return s;
     }
     Split split;
@@ -301,6 +319,12 @@ qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qli
     if (s != QLINEAR_OK) return s;
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
     if ((s = CheckMask("clamp_mask", clamp_mask, mask_bytes, p.layout.count)) != QLINEAR_OK) return s;
+    if ((s = CheckDisjoint({{"y", y, p.y_bytes}, {"clamp_mask", clamp_mask, MaskBytes(p.layout.count)}},
+                           {{"x", x->data, TensorBytes(x)}, {"y_scale", y_scale->data, TensorBytes(y_scale)},
+                            {"y_zero_point", y_zero_point != nullptr ? y_zero_point->data : nullptr,
+                             TensorBytes(y_zero_point)}})) != QLINEAR_OK) {
+      return s;
+    }
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     // The mask pass's parameters before y is written: out of memory leaves both outputs as they were.
     const std::unique_ptr<DecodedParams> mask_params = DecodeBackwardParams(p);
@@ -346,6 +370,15 @@ qlinear_status qlinear_quantize_linear_backward(
     if (dx_bytes < needed) {
       return Fail(QLINEAR_BUFFER_TOO_SMALL, "dx_bytes: output needs %llu bytes, got %llu",
                   static_cast<unsigned long long>(needed), static_cast<unsigned long long>(dx_bytes));
+    }
+    if ((s = CheckDisjoint({{"dx", dx, needed}},
+                           {{"x", x->data, TensorBytes(x)}, {"y_scale", y_scale->data, TensorBytes(y_scale)},
+                            {"y_zero_point", y_zero_point != nullptr ? y_zero_point->data : nullptr,
+                             TensorBytes(y_zero_point)},
+                            {"dy", dy->data, needed},
+                            {"clamp_mask", clamp_mask, clamp_mask != nullptr ? MaskBytes(p.layout.count) : 0}})) !=
+        QLINEAR_OK) {
+      return s;
     }
     if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     BackwardArgs b;
@@ -395,6 +428,10 @@ qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t*
                   "x: DynamicQuantizeLinear needs at least one element (the range is undefined)");
     }
     if ((s = CheckOutput(y, y_bytes, p.y_bytes)) != QLINEAR_OK) return s;
+    if ((s = CheckDisjoint({{"y", y, p.y_bytes}, {"y_scale", y_scale, sizeof(float)}, {"y_zero_point", y_zero_point, 1}},
+                           {{"x", x->data, TensorBytes(x)}})) != QLINEAR_OK) {
+      return s;
+    }
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     ExecuteDynamicQuantize(static_cast<const float*>(x->data), p.layout.count, y, y_scale,
                            y_zero_point);
@@ -457,6 +494,9 @@ qlinear_status qlinear_dynamic_ranges(const qlinear_tensor* x, const qlinear_dyn
       return Fail(QLINEAR_INVALID_ARGUMENT, "x: data is NULL with count %lld", static_cast<long long>(count));
     }
     if ((s = CheckRanges(p, ranges, ranges_bytes, false)) != QLINEAR_OK) return s;
+    if ((s = CheckDisjoint({{"ranges", ranges, RangesBytes(p)}}, {{"x", x->data, SliceBytes(x, count)}})) != QLINEAR_OK) {
+      return s;
+    }
     if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     ExecuteDynamicRanges(p, first, count, x->data, ranges);
     return QLINEAR_OK;
@@ -475,6 +515,11 @@ qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x, const qlinear_dyn
       return s;
     }
     if (ranges != nullptr && (s = CheckRanges(p, ranges, ranges_bytes, true)) != QLINEAR_OK) return s;
+    if ((s = CheckDisjoint({{"y_scale", y_scale, p.scale_bytes}, {"y_zero_point", y_zero_point, p.zp_bytes}},
+                           {ranges != nullptr ? ArgumentBytes{"ranges", ranges, RangesBytes(p)}
+                                              : ArgumentBytes{"x", x->data, TensorBytes(x)}})) != QLINEAR_OK) {
+      return s;
+    }
     if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
     DynamicOutputs out;
     out.scale = y_scale;

@@ -288,6 +288,44 @@ qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed) {
   return QLINEAR_OK;
 }
 
+uint64_t SliceBytes(const qlinear_tensor* t, int64_t count) {
+  if (t == nullptr || t->data == nullptr) return 0;
+  return StorageBytes(static_cast<DType>(t->dtype), static_cast<uint64_t>(count));
+}
+
+uint64_t TensorBytes(const qlinear_tensor* t) {
+  if (t == nullptr) return 0;
+  uint64_t n = 1;  // (validated: the product fits)
+  for (int32_t i = 0; i < t->rank; ++i) n *= static_cast<uint64_t>(t->shape[i]);
+  return SliceBytes(t, static_cast<int64_t>(n));
+}
+
+namespace {
+bool Overlap(const ArgumentBytes& a, const ArgumentBytes& b) {
+  if (a.data == nullptr || b.data == nullptr || a.bytes == 0 || b.bytes == 0) return false;
+  const uintptr_t p = reinterpret_cast<uintptr_t>(a.data), q = reinterpret_cast<uintptr_t>(b.data);
+  return p < q + b.bytes && q < p + a.bytes;  // (each range lies within one object)
+}
+}  // namespace
+
+qlinear_status CheckDisjoint(std::initializer_list<ArgumentBytes> outputs, std::initializer_list<ArgumentBytes> inputs) {
+  for (auto o = outputs.begin(); o != outputs.end(); ++o) {
+    for (auto other = o + 1; other != outputs.end(); ++other) {
+      if (Overlap(*o, *other)) {
+        return Fail(QLINEAR_INVALID_ARGUMENT, "%s: overlaps %s (outputs must not share a byte with any argument)",
+                    other->name, o->name);
+      }
+    }
+    for (const ArgumentBytes& in : inputs) {
+      if (Overlap(*o, in)) {
+        return Fail(QLINEAR_INVALID_ARGUMENT, "%s: overlaps input %s (outputs must not share a byte with any argument)",
+                    o->name, in.name);
+      }
+    }
+  }
+  return QLINEAR_OK;
+}
+
 qlinear_status CheckBytes(const char* name, DType t, int64_t count, uint64_t* bytes) {
   const uint64_t n = static_cast<uint64_t>(count);
   const int bits = Info(t).bits;

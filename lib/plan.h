@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <cstring>
+#include <initializer_list>
 
 #include "dtype.h"
 #include "error.h"
@@ -219,6 +220,19 @@ qlinear_status PlanDequantize(const qlinear_tensor* x, const qlinear_tensor* sca
 
 // Checks the output pointer and capacity against the plan's y_bytes.
 qlinear_status CheckOutput(const void* y, size_t y_bytes, uint64_t needed);
+
+// One of a call's buffers for CheckDisjoint: `bytes` bytes at `data` (none if either is 0).
+struct ArgumentBytes {
+  const char* name;
+  const void* data;
+  uint64_t bytes;
+};
+// The bytes of a validated tensor's data (0 for NULL), or of its first `count` elements.
+uint64_t TensorBytes(const qlinear_tensor* t);
+uint64_t SliceBytes(const qlinear_tensor* t, int64_t count);
+// QLINEAR_INVALID_ARGUMENT naming both buffers where an output shares a byte with another
+// output or with an input (qlinear.h: no output may overlap any other argument).
+qlinear_status CheckDisjoint(std::initializer_list<ArgumentBytes> outputs, std::initializer_list<ArgumentBytes> inputs);
 
 // The argument checks every entry point shares (messages name `name` / the axis).
 // Shape, data pointer and element count (overflow-checked) of one tensor argument.

@@ -393,5 +393,121 @@ TEST(AttributeDomains, OtherFieldsAcrossTheirRange) {
   }
 }
 
+// ---- 5. overlapping buffers ----------------------------------------------------------------
+//
+// An output that shares a byte with another output or with an input is rejected (qlinear.h),
+// naming both, before anything is written; adjacent buffers are fine.
+
+// One allocation that every buffer of a test lies in, filled with kSentinel.
+struct Arena {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(4096, kSentinel);
+  uint8_t* at(size_t offset) { return bytes.data() + offset; }
+  bool Untouched(size_t first, size_t count) const {
+    return std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(first),
+                       bytes.begin() + static_cast<std::ptrdiff_t>(first + count), [](uint8_t b) { return b == kSentinel; });
+  }
+};
+
+TEST(Overlap, QuantizeOutputOverInputs) {
+  std::vector<float> x(64, 1.5f);
+  const float s = 0.5f;
+  const int64_t n = 64;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  // y inside x: x would be read after being overwritten.
+  const std::vector<float> before = x;
+  uint8_t* inside = reinterpret_cast<uint8_t*>(x.data()) + 100;
+  EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, nullptr, inside, 64), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y: overlaps input x")) << qlinear_last_error();
+  EXPECT_EQ(x, before);
+  // y over the scale.
+  EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, nullptr, const_cast<float*>(&s), 64), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y: overlaps input y_scale")) << qlinear_last_error();
+  // The range form: y over the slice it reads.
+  EXPECT_EQ(qlinear_quantize_linear_range(&tx, &ts, nullptr, nullptr, 16, 32, inside, 32), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y: overlaps input x")) << qlinear_last_error();
+  EXPECT_EQ(x, before);
+  // Adjacent: y right after x in one allocation is accepted.
+  Arena a;
+  std::memcpy(a.at(0), x.data(), 256);
+  const qlinear_tensor ta{QLINEAR_DTYPE_FLOAT, 1, &n, a.at(0)};
+  ASSERT_EQ(qlinear_quantize_linear(&ta, &ts, nullptr, nullptr, a.at(256), 64), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_EQ(*a.at(256), 3);  // 1.5 / 0.5
+}
+
+TEST(Overlap, DequantizeOutputOverZeroPoints) {
+  Arena a;
+  const int64_t n = 32, c = 4;
+  const qlinear_tensor tx{QLINEAR_DTYPE_UINT8, 1, &n, a.at(0)};
+  std::vector<float> s(4, 1.0f);
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 1, &c, s.data()};
+  const qlinear_tensor tz{QLINEAR_DTYPE_UINT8, 1, &c, a.at(200)};
+  qlinear_dequantize_attrs at = DQAttrs();
+  at.axis = 0;
+  at.block_size = 8;
+  EXPECT_EQ(qlinear_dequantize_linear(&tx, &ts, &tz, &at, a.at(100), 128), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y: overlaps input x_zero_point")) << qlinear_last_error();
+  EXPECT_TRUE(a.Untouched(0, a.bytes.size()));
+  EXPECT_EQ(qlinear_dequantize_linear(&tx, &ts, &tz, &at, a.at(1000), 128), QLINEAR_OK) << qlinear_last_error();
+}
+
+TEST(Overlap, DynamicOutputsOverEachOther) {
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i) - 20.5f;
+  const int64_t n = 64;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  qlinear_dynamic_attrs d;
+  qlinear_dynamic_attrs_init(&d);
+  d.output_dtype = QLINEAR_DTYPE_INT8;
+  Arena a;
+  // y_scale (two floats) inside y.
+  EXPECT_EQ(qlinear_quantize_dynamic(&tx, &d, a.at(0), 64, a.at(8), 8, nullptr, 0), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y_scale: overlaps y")) << qlinear_last_error();
+  EXPECT_TRUE(a.Untouched(0, a.bytes.size()));
+  // MINMAX: the zero points over the scales' last byte.
+  d.output_dtype = QLINEAR_DTYPE_UINT8;
+  d.rule = QLINEAR_SCALE_MINMAX;
+  EXPECT_EQ(qlinear_quantize_dynamic(&tx, &d, a.at(0), 64, a.at(64), 8, a.at(71), 2), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y_zero_point: overlaps y_scale")) << qlinear_last_error();
+  EXPECT_TRUE(a.Untouched(0, a.bytes.size()));
+  EXPECT_EQ(qlinear_dynamic_scales(&tx, &d, nullptr, 0, a.at(64), 8, a.at(71), 2), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y_zero_point: overlaps y_scale")) << qlinear_last_error();
+  // Packed end to end: accepted.
+  EXPECT_EQ(qlinear_quantize_dynamic(&tx, &d, a.at(0), 64, a.at(64), 8, a.at(72), 2), QLINEAR_OK) << qlinear_last_error();
+  // Ranges written over x, and scales over the ranges they are made from.
+  std::vector<float> ranges(4, 0.0f);
+  EXPECT_EQ(qlinear_dynamic_ranges(&tx, &d, 0, 64, x.data() + 60, 16), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("ranges: overlaps input x")) << qlinear_last_error();
+  ASSERT_EQ(qlinear_dynamic_ranges(&tx, &d, 0, 64, ranges.data(), 16), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_EQ(qlinear_dynamic_scales(&tx, &d, ranges.data(), 16, ranges.data(), 8, a.at(2000), 2), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y_scale: overlaps input ranges")) << qlinear_last_error();
+  // DynamicQuantizeLinear: its zero point inside y.
+  EXPECT_EQ(qlinear_dynamic_quantize_linear(&tx, a.at(0), 64, reinterpret_cast<float*>(a.at(64)), a.at(10)),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("y_zero_point: overlaps y")) << qlinear_last_error();
+}
+
+TEST(Overlap, MaskedAndBackward) {
+  Arena a;
+  std::vector<float> x(64, 1.0f), dy(64, 1.0f);
+  const float s = 1.0f;
+  const int64_t n = 64;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &s};
+  EXPECT_EQ(qlinear_quantize_linear_masked(&tx, &ts, nullptr, nullptr, a.at(0), 64, a.at(60), 8),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("clamp_mask: overlaps y")) << qlinear_last_error();
+  EXPECT_TRUE(a.Untouched(0, a.bytes.size()));
+  const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
+  EXPECT_EQ(qlinear_quantize_linear_backward(&tx, &ts, nullptr, nullptr, &tdy, 0.0f, nullptr, 0, dy.data(), 256),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("dx: overlaps input dy")) << qlinear_last_error();
+  EXPECT_EQ(qlinear_quantize_linear_backward(&tx, &ts, nullptr, nullptr, &tdy, 0.0f, a.at(0), 8, a.at(4), 256),
+            QLINEAR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Mentions("dx: overlaps input clamp_mask")) << qlinear_last_error();
+  EXPECT_EQ(qlinear_quantize_linear_backward(&tx, &ts, nullptr, nullptr, &tdy, 0.0f, a.at(0), 8, a.at(8), 256),
+            QLINEAR_OK) << qlinear_last_error();
+}
+
 }  // namespace
 }  // namespace qlinear

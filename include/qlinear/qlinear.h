@@ -21,7 +21,8 @@
  *   uint8_t* results -- are aligned for their type, as C requires of any pointer.) Inputs are
  *   never read beyond their element count, outputs never written beyond the bytes the result
  *   occupies (which must fit in `y_bytes`).
- * - Inputs and the output must not overlap.
+ * - No output may share a byte with another output or with an input (inputs may share bytes):
+ *   such a call is rejected with QLINEAR_INVALID_ARGUMENT naming both buffers.
  * - Every call validates all of its arguments before writing a single output byte. A rejected
  *   call returns a non-zero status, leaves the output untouched, and sets a message for the
  *   calling thread (qlinear_last_error) naming the argument and the rule. Whatever memory a
