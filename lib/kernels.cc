@@ -258,10 +258,14 @@ const EnvironmentPin& EnvPin() {
   static const EnvironmentPin pin = [] {
     EnvironmentPin p;
     int64_t t = 0;
+    // The reading thread's own message survives (this may run inside qlinear_active_target,
+    // which sets no status).
+    char previous[sizeof(p.message)];
+    std::snprintf(previous, sizeof(previous), "%s", LastError());
     p.status = ParseTarget("QLINEAR_TARGET", std::getenv("QLINEAR_TARGET"), &t);
     if (p.status != QLINEAR_OK) {
       std::snprintf(p.message, sizeof(p.message), "%s", LastError());
-      ClearError();
+      (void)Fail(QLINEAR_OK, "%s", previous);
     } else if (!g_env_pin_overridden.load()) {
       g_pinned.store(t);
     }

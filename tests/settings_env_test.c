@@ -2,13 +2,15 @@
  *   settings_env_test bad-path    QLINEAR_QUANTIZE_PATH=<junk>: quantizing calls fail naming it,
  *                                  DequantizeLinear and the dynamic statistics still run
  *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
- *                                  until qlinear_set_target replaces the pin
+ *                                  until qlinear_set_target replaces the pin; reading it
+ *                                  keeps the thread's last message
  *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME */
 #include <qlinear/qlinear.h>
 #include <stdio.h>
 #include <string.h>
 
-static int quantize(void) {
+/* QuantizeLinear into y_bytes bytes (3 needed). */
+static int quantize_into(size_t y_bytes) {
   const float x[3] = {1.0f, -2.5f, 7.0f};
   const int64_t n = 3;
   const float scale = 0.5f;
@@ -18,8 +20,10 @@ static int quantize(void) {
   qlinear_quantize_attrs a;
   qlinear_quantize_attrs_init(&a);
   a.output_dtype = QLINEAR_DTYPE_INT8;
-  return (int)qlinear_quantize_linear(&tx, &ts, NULL, &a, y, sizeof y);
+  return (int)qlinear_quantize_linear(&tx, &ts, NULL, &a, y, y_bytes < sizeof y ? y_bytes : sizeof y);
 }
+
+static int quantize(void) { return quantize_into(3); }
 
 static int dequantize(void) {
   const int8_t x[3] = {1, -2, 7};
@@ -63,6 +67,11 @@ int main(int argc, char** argv) {
     bad += expect(dynamic_statistics(0) == QLINEAR_OK && dynamic_statistics(1) == QLINEAR_OK,
                   "dynamic statistics run");
   } else if (argc >= 2 && strcmp(argv[1], "bad-target") == 0) {
+    /* A call rejected for its own arguments (the variable not read yet), then the variable's
+     * first reading, by qlinear_active_target: the thread keeps the call's message. */
+    bad += expect(quantize_into(2) == QLINEAR_BUFFER_TOO_SMALL, "a short y is rejected");
+    bad += expect(qlinear_active_target()[0] != '\0', "a target is named");
+    bad += expect(strstr(qlinear_last_error(), "y_bytes") != NULL, "the rejected call's message stays");
     bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_TARGET") != NULL, "message names the variable");
     bad += expect(dequantize() == QLINEAR_INVALID_ARGUMENT, "dequantize fails");

@@ -475,14 +475,17 @@ QLINEAR_API const char* qlinear_last_error(void);
 QLINEAR_API const char* qlinear_version(void);
 
 /* Name of the SIMD target that a call made now would run on (e.g. "AVX3", "NEON", "SCALAR"),
- * the pinned one if any (qlinear_set_target). Static storage. */
+ * the pinned one if any (qlinear_set_target). With an invalid QLINEAR_TARGET (below), computing
+ * calls fail, and this names the CPU's best target (theirs after qlinear_set_target(NULL)).
+ * Static storage. */
 QLINEAR_API const char* qlinear_active_target(void);
 
 /* Pins every later call of the process to one SIMD target, named as qlinear_compiled_targets
  * spells it ("AVX2", "SSE4", "NEON", "SVE2", "SCALAR", ...): to benchmark one target, or to
  * reproduce a target's results on a CPU that has a better one (all targets give identical
  * results). NULL or "" unpins: the best target this CPU supports. The environment variable
- * QLINEAR_TARGET=<name> sets the same pin at the first call; an invalid value there makes every
+ * QLINEAR_TARGET=<name> sets the same pin, read once: by the first call that computes, names the
+ * target (qlinear_active_target) or pins one; an invalid value there makes every
  * call that computes fail with INVALID_ARGUMENT naming the variable, until this function is
  * called. Fails with INVALID_ARGUMENT (pin unchanged) for a target that is not compiled in or
  * that this CPU cannot run. Thread-safe; affects only qlinear, not a host's own use of Highway. */
@@ -491,7 +494,8 @@ QLINEAR_API qlinear_status qlinear_set_target(const char* name);
 /* The environment variable QLINEAR_QUANTIZE_PATH=division|reciprocal forces one of
  * QuantizeLinear's two exact float32 paths (dividing, or multiplying by 1/scale and dividing
  * only near rounding boundaries; both give identical results, only speed differs; unset: the
- * target's own choice, docs/exactness.md). Read at the first call; any other value makes every
+ * target's own choice, docs/exactness.md). Read once, by the first call that quantizes (a call
+ * that does not quantize leaves it unread); any other value makes every
  * call that quantizes fail with INVALID_ARGUMENT naming the variable. */
 
 /* Space-separated names of the SIMD targets compiled into the library, best first, and of
