@@ -3,7 +3,8 @@
  *
  * This C header is the library's binary contract: enum values are never renumbered, structs that
  * may grow start with `struct_size` (set by their _init function: a smaller struct from an older
- * header keeps the defaults of the fields it lacks; a size that ends inside a field is rejected).
+ * header keeps the defaults of the fields it lacks; a size that ends inside a field is rejected;
+ * qlinear_parallel_options has had one layout so far and rejects any size below it).
  * It is C99-clean and has no dependency besides <stddef.h> and <stdint.h>.
  *
  * Conventions shared by every function below:

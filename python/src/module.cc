@@ -1266,7 +1266,8 @@ Returns (y, scale, zero_point): y in x's shape; scale per tensor a 0-d array, pe
 uint16 bits, float8e8m0 as uint8 codes); zero_point (the scale's shape, output_dtype) for
 "minmax", else None. quantize_linear(x, scale, zero_point, axis=..., block_size=...,
 output_dtype=..., precision="float32") gives y back exactly; dequantize_linear gives x back within
-half a step where it did not saturate.)doc");
+about half a step where it did not saturate (x / scale is rounded to float32 before it is rounded
+to an integer, so the error can exceed half a step by that rounding).)doc");
 
   m.def("quantize_linear_masked", &QuantizeLinearMasked, arg("x"), arg("scale"), arg("zero_point") = none,
         R"doc(quantize_linear_masked(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, out=None)
