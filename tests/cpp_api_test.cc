@@ -1,12 +1,15 @@
 // The C++ layer (include/qlinear/qlinear.hpp) compiled against the public library: the
 // one-liners' deduction, dtype-valued attributes, output-info wrappers, the packed-type
-// one-liners, and views that own their braced shapes (run under ASan by the asan preset).
+// one-liners, views that own their braced shapes, and misuse that must give a status (run under
+// ASan by the asan preset).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "qlinear/qlinear.hpp"
@@ -233,6 +236,72 @@ TEST(CppApi, ViewCopiesOwnTheirShape) {
   EXPECT_EQ(borrowed.shape, dims);
   const TensorView borrowed_copy = borrowed;
   EXPECT_EQ(borrowed_copy.shape, dims);
+}
+
+// The typed one-liners check their zero point against Q's range as QuantizeLinearTo does (an
+// int argument used to be converted to Q silently: 201 became int8 -55).
+TEST(CppApi, OneLinerZeroPointOutOfRangeIsRejected) {
+  const float x[4] = {1, 2, 3, 4};
+  int8_t q8[4] = {9, 9, 9, 9};
+  Status s = QuantizeLinear(x, 4, 1.0f, 201, q8);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("zero_point: 201 is outside int8's range [-128, 127]"), std::string::npos) << s.message();
+  EXPECT_EQ(q8[0], 9);
+  uint8_t u8[4] = {0, 0, 0, 0};
+  float back[4];
+  s = DequantizeLinear(u8, 4, 1.0f, -1, back);
+  EXPECT_NE(s.message().find("uint8's range [0, 255]"), std::string::npos) << s.message();
+  uint16_t u16[4];
+  ASSERT_TRUE(QuantizeLinear(x, 4, 1.0f, 65535, u16));
+  EXPECT_EQ(u16[0], 65535);  // saturates
+}
+
+// Attribute dtypes take a DataType or an integer code, never a bool or a floating-point value.
+static_assert(std::is_constructible<TypeCode, int32_t>::value, "int32_t codes");
+static_assert(std::is_constructible<TypeCode, DataType>::value, "DataType");
+static_assert(std::is_constructible<TypeCode, long>::value, "other integers");
+static_assert(!std::is_constructible<TypeCode, double>::value, "no double");
+static_assert(!std::is_constructible<TypeCode, float>::value, "no float");
+static_assert(!std::is_constructible<TypeCode, bool>::value, "no bool");
+
+TEST(CppApi, MisuseGivesAStatus) {
+  const float x[4] = {1, 2, 3, 4};
+  uint8_t y[4] = {7, 7, 7, 7};
+  // An output type not set is an error here (the C attribute's 0 would mean uint8).
+  Status s = QuantizeLinearTo(DataType::kUndefined, x, 4, 1.0f, 0, y, sizeof y);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("y_type"), std::string::npos) << s.message();
+  EXPECT_EQ(y[0], 7);
+  // NULL result pointers.
+  DynamicAttrs d;
+  d.output_dtype = DataType::kInt8;
+  s = QuantizeAttrsForDynamic(d, nullptr);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("out:"), std::string::npos) << s.message();
+  const TensorView tx(DataType::kFloat, {4}, x);
+  s = QuantizeDynamic(tx, d, static_cast<DynamicResult*>(nullptr));
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("out:"), std::string::npos) << s.message();
+  // float8 takes no zero point at all: the message does not send the caller to another overload.
+  s = DequantizeLinearFrom(DataType::kFloat8E4M3FN, y, 4, 1.0f, 1, nullptr);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message().find("TensorView"), std::string::npos) << s.message();
+}
+
+// A ParallelFor that throws: the exception stays in the C++ layer and becomes the status.
+TEST(CppApi, ThrowingParallelForBecomesAStatus) {
+  std::vector<float> x(1 << 12, 1.0f);
+  std::vector<uint8_t> y(x.size());
+  const TensorView tx(DataType::kFloat, {static_cast<int64_t>(x.size())}, x.data());
+  const float scale = 1.0f;
+  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
+  ParallelOptions o;
+  o.max_threads = 4;
+  o.min_elements_per_task = 64;
+  o.parallel_for = [](int64_t, const std::function<void(int64_t)>&) { throw std::runtime_error("pool is shut down"); };
+  const Status s = QuantizeLinearParallel(tx, ts, nullptr, QuantizeAttrs{}, y.data(), y.size(), o);
+  EXPECT_EQ(s.code(), QLINEAR_INTERNAL_ERROR);
+  EXPECT_NE(s.message().find("pool is shut down"), std::string::npos) << s.message();
 }
 
 }  // namespace

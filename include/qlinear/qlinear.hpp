@@ -1,15 +1,19 @@
 // qlinear C++ API: a header-only layer over the C ABI in qlinear.h (which holds the contract:
-// semantics, aliasing, alignment, thread safety). Nothing here throws; calls return a Status.
+// semantics, aliasing, alignment, thread safety). Calls return a Status; nothing throws but
+// std::bad_alloc, where the memory for a Status message or a TensorView shape of rank above 8
+// cannot be allocated (QuantizeDynamic's own outputs: a QLINEAR_OUT_OF_MEMORY status).
 #ifndef QLINEAR_QLINEAR_HPP_
 #define QLINEAR_QLINEAR_HPP_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -127,6 +131,10 @@ class TypeCode {
   TypeCode() = default;
   TypeCode(DataType t) : code_(static_cast<int32_t>(t)) {}  // NOLINT: implicit by design
   TypeCode(int32_t code) : code_(code) {}                    // NOLINT: implicit by design
+  // Not from a bool or a floating-point value (they would convert silently to a code).
+  template <class T, class = typename std::enable_if<std::is_floating_point<T>::value ||
+                                                     std::is_same<T, bool>::value>::type>
+  TypeCode(T) = delete;
   operator int32_t() const { return code_; }                 // NOLINT: implicit by design
   DataType type() const { return static_cast<DataType>(code_); }
   friend bool operator==(TypeCode a, DataType b) { return a.code_ == static_cast<int32_t>(b); }
@@ -246,7 +254,8 @@ inline Status DequantizeLinearRange(const TensorView& x, const TensorView& scale
 }
 
 // The runner of a thread pool: must call task(i) once for every i in [0, count), on any threads,
-// and return when all have returned.
+// and return when all have returned. An exception it throws ends the call with
+// QLINEAR_INTERNAL_ERROR naming it (tasks may have written part of the output).
 using ParallelFor = std::function<void(int64_t count, const std::function<void(int64_t)>& task)>;
 
 struct ParallelOptions {
@@ -256,10 +265,30 @@ struct ParallelOptions {
 };
 
 namespace detail {
+// Calls the caller's ParallelFor for the C library; an exception it throws is kept here (never
+// thrown through the C library) and becomes the call's status.
 struct Runner {
   const ParallelFor* parallel_for;
+  bool threw = false;
+  char what[200] = {};
   static void Run(void* self, int64_t count, qlinear_task_fn task, void* task_context) {
-    (*static_cast<Runner*>(self)->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
+    Runner* r = static_cast<Runner*>(self);
+    try {
+      (*r->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
+    } catch (const std::exception& e) {
+      r->Threw(e.what());
+    } catch (...) {
+      r->Threw("an exception that is not a std::exception");
+    }
+  }
+  void Threw(const char* message) {
+    threw = true;
+    std::strncpy(what, message, sizeof(what) - 1);
+  }
+  Status Result(qlinear_status code) const {
+    if (!threw) return Status::FromC(code);
+    return Status(QLINEAR_INTERNAL_ERROR, std::string("parallel_for: threw (") + what +
+                                              "); the output may be partly written");
   }
 };
 inline qlinear_parallel_options ParallelC(const ParallelOptions& o, Runner* runner) {
@@ -284,7 +313,7 @@ inline Status QuantizeLinearParallel(const TensorView& x, const TensorView& scal
   const qlinear_quantize_attrs ca = attrs.c();
   detail::Runner runner{nullptr};
   const qlinear_parallel_options co = detail::ParallelC(options, &runner);
-  return Status::FromC(qlinear_quantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr, &ca,
+  return runner.Result(qlinear_quantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr, &ca,
                                                         y, y_bytes, &co));
 }
 
@@ -297,7 +326,7 @@ inline Status DequantizeLinearParallel(const TensorView& x, const TensorView& sc
   const qlinear_dequantize_attrs ca = attrs.c();
   detail::Runner runner{nullptr};
   const qlinear_parallel_options co = detail::ParallelC(options, &runner);
-  return Status::FromC(qlinear_dequantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr,
+  return runner.Result(qlinear_dequantize_linear_parallel(&cx, &cs, zero_point ? &cz : nullptr,
                                                           &ca, y, y_bytes, &co));
 }
 
@@ -309,8 +338,6 @@ template <> struct QType<uint8_t> { static constexpr DataType kType = DataType::
 template <> struct QType<int8_t> { static constexpr DataType kType = DataType::kInt8; };
 template <> struct QType<uint16_t> { static constexpr DataType kType = DataType::kUint16; };
 template <> struct QType<int16_t> { static constexpr DataType kType = DataType::kInt16; };
-// Keeps a parameter out of template argument deduction (the type comes from the others).
-template <class T> struct NonDeduced { using type = T; };
 
 // Bits per element and signedness of the integer types; 0 bits for the others.
 inline int IntegerBits(DataType t, bool* is_signed) {
@@ -334,9 +361,9 @@ inline Status EncodeZeroPoint(DataType t, int32_t value, uint8_t* storage, bool*
   *present = bits != 0 && bits != 32;
   if (!*present) {
     if (value == 0) return Status();
-    return Status(QLINEAR_INVALID_ARGUMENT, std::string("zero_point: ") + Name(t) +
-                                                " takes no zero point other than 0 in this call" +
-                                                " (use the TensorView overload)");
+    return Status(QLINEAR_INVALID_ARGUMENT,
+                  std::string("zero_point: ") + Name(t) + " takes no zero point other than 0" +
+                      (t == DataType::kFloat4E2M1 ? " in this call (the TensorView overload takes one)" : ""));
   }
   const int64_t lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
   const int64_t hi = is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
@@ -408,35 +435,15 @@ inline Status DequantizeOutputInfo(const TensorView& x, const TensorView& scale,
 
 // ---- One-liners: per-tensor, n elements, float32 on the float side -----------------------------
 
-// float32 -> uint8/int8/uint16/int16: y[i] = saturate(rint(x[i] / scale) + zero_point). Q comes
-// from y alone, so QuantizeLinear(x, n, 0.1f, 0, y_int8) compiles.
-template <class Q>
-Status QuantizeLinear(const float* x, size_t n, float scale,
-                      typename detail::NonDeduced<Q>::type zero_point, Q* y) {
-  const int64_t dims[1] = {static_cast<int64_t>(n)};
-  const TensorView tx(DataType::kFloat, dims, 1, x);
-  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
-  const TensorView tz(detail::QType<Q>::kType, nullptr, 0, &zero_point);
-  return QuantizeLinear(tx, ts, &tz, QuantizeAttrs{}, y, n * sizeof(Q));
-}
-
-// uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale.
-template <class Q>
-Status DequantizeLinear(const Q* x, size_t n, float scale,
-                        typename detail::NonDeduced<Q>::type zero_point, float* y) {
-  const int64_t dims[1] = {static_cast<int64_t>(n)};
-  const TensorView tx(detail::QType<Q>::kType, dims, 1, x);
-  const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
-  const TensorView tz(detail::QType<Q>::kType, nullptr, 0, &zero_point);
-  return DequantizeLinear(tx, ts, &tz, DequantizeAttrs{}, y, n * sizeof(float));
-}
-
 // float32 -> any quantized type y_type, including the packed ones (uint4, int4, uint2, int2,
 // float4e2m1: element 0 in the low bits) and float8: y receives StorageBytes(y_type, n) bytes
 // (y_bytes: its capacity). zero_point: a value of y_type for the integer types; 0 for float8
 // and float4e2m1 (a non-zero float4 zero point needs the TensorView overload).
 inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float scale,
                                int32_t zero_point, void* y, size_t y_bytes) {
+  if (y_type == DataType::kUndefined) {
+    return Status(QLINEAR_INVALID_ARGUMENT, "y_type: not set (kUndefined); name the output type");
+  }
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
   const Status zs = detail::EncodeZeroPoint(y_type, zero_point, zp, &has_zp);
@@ -463,6 +470,20 @@ inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, flo
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(x_type, nullptr, 0, zp);
   return DequantizeLinear(tx, ts, has_zp ? &tz : nullptr, DequantizeAttrs{}, y, n * sizeof(float));
+}
+
+// float32 -> uint8/int8/uint16/int16: y[i] = saturate(rint(x[i] / scale) + zero_point). Q comes
+// from y alone, so QuantizeLinear(x, n, 0.1f, 0, y_int8) compiles; a zero point outside Q's range
+// is rejected (as by QuantizeLinearTo), not converted.
+template <class Q>
+Status QuantizeLinear(const float* x, size_t n, float scale, int32_t zero_point, Q* y) {
+  return QuantizeLinearTo(detail::QType<Q>::kType, x, n, scale, zero_point, y, n * sizeof(Q));
+}
+
+// uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale (zero point as above).
+template <class Q>
+Status DequantizeLinear(const Q* x, size_t n, float scale, int32_t zero_point, float* y) {
+  return DequantizeLinearFrom(detail::QType<Q>::kType, x, n, scale, zero_point, y);
 }
 
 // DynamicQuantizeLinear of n float32 values (n >= 1) into uint8.
@@ -542,7 +563,7 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, vo
   }
   detail::Runner runner{nullptr};
   const qlinear_parallel_options co = detail::ParallelC(*options, &runner);
-  return Status::FromC(qlinear_quantize_dynamic_parallel(&cx, &ca, y, y_bytes, scale, scale_bytes,
+  return runner.Result(qlinear_quantize_dynamic_parallel(&cx, &ca, y, y_bytes, scale, scale_bytes,
                                                          zero_point, zero_point_bytes, &co));
 }
 
@@ -550,6 +571,7 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, vo
 // a QLINEAR_OUT_OF_MEMORY status, not an exception).
 inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, DynamicResult* out,
                               const ParallelOptions* options = nullptr) {
+  if (out == nullptr) return Status(QLINEAR_INVALID_ARGUMENT, "out: pointer is NULL");
   const qlinear_tensor cx = x.c();
   const qlinear_dynamic_attrs ca = attrs.c();
   size_t yb = 0, sb = 0, zb = 0;
@@ -602,6 +624,7 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, Dy
 
 // The QuantizeLinear attributes that reproduce a dynamic quantization from its scales.
 inline Status QuantizeAttrsForDynamic(const DynamicAttrs& attrs, QuantizeAttrs* out) {
+  if (out == nullptr) return Status(QLINEAR_INVALID_ARGUMENT, "out: pointer is NULL");
   const qlinear_dynamic_attrs ca = attrs.c();
   qlinear_quantize_attrs q;
   const Status s = Status::FromC(qlinear_quantize_attrs_for_dynamic(&ca, &q));
