@@ -1,6 +1,6 @@
 # Install: headers, the shared library and/or the static archive, CMake package files
-# (find_package(qlinear CONFIG)), pkg-config files (qlinear.pc, qlinear-static.pc), LICENSE and
-# README. Every installed file is relocatable: `cmake --install BUILD --prefix P` may pick any P,
+# (find_package(qlinear CONFIG)), pkg-config files (qlinear.pc, qlinear-static.pc), LICENSE,
+# README and docs/. Every installed file is relocatable: `cmake --install BUILD --prefix P` may pick any P,
 # and P may be moved afterwards. Included from the top-level CMakeLists.txt before tools/, so
 # the strip rule below comes first in the install script.
 
@@ -29,6 +29,8 @@ endif()
 install(FILES include/qlinear/qlinear.h include/qlinear/qlinear.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/qlinear)
 install(FILES LICENSE README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# docs/ beside the README, so that its links (docs/abi.md, docs/examples/...) resolve.
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 configure_package_config_file(cmake/qlinearConfig.cmake.in
   ${PROJECT_BINARY_DIR}/qlinearConfig.cmake INSTALL_DESTINATION ${QLINEAR_CMAKE_DIR})

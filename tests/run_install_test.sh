@@ -29,7 +29,8 @@ libdir=$(dirname "$(ls "$prefix"/lib*/libqlinear.a)")
 
 echo "== installed files"
 for f in include/qlinear/qlinear.h include/qlinear/qlinear.hpp bin/qlinear \
-         share/doc/qlinear/LICENSE share/doc/qlinear/README.md; do
+         share/doc/qlinear/LICENSE share/doc/qlinear/README.md share/doc/qlinear/docs/abi.md \
+         share/doc/qlinear/docs/examples/example.c; do
   [[ -f $prefix/$f ]] || fail "missing $f"
 done
 for f in libqlinear.so libqlinear.so.$major_minor libqlinear.so.$version libqlinear.a \
