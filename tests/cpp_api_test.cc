@@ -251,6 +251,13 @@ TEST(CppApi, OneLinerZeroPointOutOfRangeIsRejected) {
   float back[4];
   s = DequantizeLinear(u8, 4, 1.0f, -1, back);
   EXPECT_NE(s.message().find("uint8's range [0, 255]"), std::string::npos) << s.message();
+  // Wider integers are checked before any narrowing.
+  s = QuantizeLinear(x, 4, 1.0f, (int64_t{1} << 32) + 7, u8);
+  EXPECT_NE(s.message().find("zero_point: 4294967303 is outside uint8's range"), std::string::npos) << s.message();
+  s = QuantizeLinear(x, 4, 1.0f, 0xFFFFFFFFu, q8);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  s = QuantizeLinearTo(DataType::kInt4, x, 4, 1.0f, int64_t{1} << 33, u8, sizeof u8);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
   uint16_t u16[4];
   ASSERT_TRUE(QuantizeLinear(x, 4, 1.0f, 65535, u16));
   EXPECT_EQ(u16[0], 65535);  // saturates
@@ -288,7 +295,7 @@ TEST(CppApi, MisuseGivesAStatus) {
   EXPECT_EQ(s.message().find("TensorView"), std::string::npos) << s.message();
 }
 
-// A ParallelFor that throws: the exception stays in the C++ layer and becomes the status.
+// A ParallelFor that throws: the call ends there, with a status naming the exception.
 TEST(CppApi, ThrowingParallelForBecomesAStatus) {
   std::vector<float> x(1 << 12, 1.0f);
   std::vector<uint8_t> y(x.size());
@@ -302,6 +309,24 @@ TEST(CppApi, ThrowingParallelForBecomesAStatus) {
   const Status s = QuantizeLinearParallel(tx, ts, nullptr, QuantizeAttrs{}, y.data(), y.size(), o);
   EXPECT_EQ(s.code(), QLINEAR_INTERNAL_ERROR);
   EXPECT_NE(s.message().find("pool is shut down"), std::string::npos) << s.message();
+  // Dynamic quantization: the pool throws after half of the statistics tasks; no scale is
+  // computed from the partial statistics and the pool is not called again.
+  DynamicAttrs d;
+  d.output_dtype = DataType::kInt8;
+  d.granularity = ScaleGranularity::kTensor;
+  d.block_size = 0;
+  int calls = 0;
+  o.parallel_for = [&calls](int64_t count, const std::function<void(int64_t)>& task) {
+    ++calls;
+    for (int64_t i = 0; i < count / 2; ++i) task(i);
+    throw std::runtime_error("pool is shut down");
+  };
+  float scale_out = -1.0f;
+  const Status ds = QuantizeDynamic(tx, d, y.data(), y.size(), &scale_out, sizeof scale_out, nullptr, 0, &o);
+  EXPECT_EQ(ds.code(), QLINEAR_INTERNAL_ERROR);
+  EXPECT_NE(ds.message().find("pool is shut down"), std::string::npos) << ds.message();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(scale_out, -1.0f);
 }
 
 }  // namespace

@@ -254,8 +254,9 @@ inline Status DequantizeLinearRange(const TensorView& x, const TensorView& scale
 }
 
 // The runner of a thread pool: must call task(i) once for every i in [0, count), on any threads,
-// and return when all have returned. An exception it throws ends the call with
-// QLINEAR_INTERNAL_ERROR naming it (tasks may have written part of the output).
+// and return when all have returned; it may throw only once every task it started has returned.
+// Such an exception ends the call with QLINEAR_INTERNAL_ERROR naming it (tasks that ran may have
+// written part of the output).
 using ParallelFor = std::function<void(int64_t count, const std::function<void(int64_t)>& task)>;
 
 struct ParallelOptions {
@@ -265,8 +266,8 @@ struct ParallelOptions {
 };
 
 namespace detail {
-// Calls the caller's ParallelFor for the C library; an exception it throws is kept here (never
-// thrown through the C library) and becomes the call's status.
+// Calls the caller's ParallelFor for the C library. An exception it throws is noted and rethrown:
+// the library ends the call there (QLINEAR_INTERNAL_ERROR), and Result names the exception.
 struct Runner {
   const ParallelFor* parallel_for;
   bool threw = false;
@@ -277,8 +278,10 @@ struct Runner {
       (*r->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
     } catch (const std::exception& e) {
       r->Threw(e.what());
+      throw;
     } catch (...) {
       r->Threw("an exception that is not a std::exception");
+      throw;
     }
   }
   void Threw(const char* message) {
@@ -355,7 +358,7 @@ inline int IntegerBits(DataType t, bool* is_signed) {
 
 // A per-tensor zero point of type t holding `value`, in `storage` (at least 2 bytes); false
 // with a message when t cannot hold it (float8/float4 zero points must be 0: no zero point).
-inline Status EncodeZeroPoint(DataType t, int32_t value, uint8_t* storage, bool* present) {
+inline Status EncodeZeroPoint(DataType t, int64_t value, uint8_t* storage, bool* present) {
   bool is_signed = false;
   const int bits = IntegerBits(t, &is_signed);
   *present = bits != 0 && bits != 32;
@@ -440,7 +443,7 @@ inline Status DequantizeOutputInfo(const TensorView& x, const TensorView& scale,
 // (y_bytes: its capacity). zero_point: a value of y_type for the integer types; 0 for float8
 // and float4e2m1 (a non-zero float4 zero point needs the TensorView overload).
 inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float scale,
-                               int32_t zero_point, void* y, size_t y_bytes) {
+                               int64_t zero_point, void* y, size_t y_bytes) {
   if (y_type == DataType::kUndefined) {
     return Status(QLINEAR_INVALID_ARGUMENT, "y_type: not set (kUndefined); name the output type");
   }
@@ -460,7 +463,7 @@ inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float 
 // x_type (any quantized type, packed for the 4- and 2-bit ones; StorageBytes(x_type, n) bytes
 // at x) -> float32: y[i] = float(x[i] - zero_point) * scale. zero_point as in QuantizeLinearTo.
 inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, float scale,
-                                   int32_t zero_point, float* y) {
+                                   int64_t zero_point, float* y) {
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
   const Status zs = detail::EncodeZeroPoint(x_type, zero_point, zp, &has_zp);
@@ -476,13 +479,13 @@ inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, flo
 // from y alone, so QuantizeLinear(x, n, 0.1f, 0, y_int8) compiles; a zero point outside Q's range
 // is rejected (as by QuantizeLinearTo), not converted.
 template <class Q>
-Status QuantizeLinear(const float* x, size_t n, float scale, int32_t zero_point, Q* y) {
+Status QuantizeLinear(const float* x, size_t n, float scale, int64_t zero_point, Q* y) {
   return QuantizeLinearTo(detail::QType<Q>::kType, x, n, scale, zero_point, y, n * sizeof(Q));
 }
 
 // uint8/int8/uint16/int16 -> float32: y[i] = float(x[i] - zero_point) * scale (zero point as above).
 template <class Q>
-Status DequantizeLinear(const Q* x, size_t n, float scale, int32_t zero_point, float* y) {
+Status DequantizeLinear(const Q* x, size_t n, float scale, int64_t zero_point, float* y) {
   return DequantizeLinearFrom(detail::QType<Q>::kType, x, n, scale, zero_point, y);
 }
 
