@@ -87,14 +87,16 @@ HWY_INLINE void StoreBF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
 }
 
 // Two vectors of canonical-NaN float32 lanes to 2N bfloat16 at out: one narrowing shuffle and one
-// full store per pair instead of a narrowing per vector.
+// full store per pair instead of a narrowing per vector. `normal`: no lane is a subnormal
+// (QuantParams::normal_products).
 template <class DF>
-HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, uint16_t* HWY_RESTRICT out) {
+HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, bool normal, uint16_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_SCALAR
+  (void)normal;
   StoreBF16<NaNs::kCanonical>(df, v0, out);
   StoreBF16<NaNs::kCanonical>(df, v1, out + hn::Lanes(df));
 #else
-  if (StoreTwoBF16InHardware(df, v0, v1, g_cpu_converts_bf16, out)) return;
+  if (StoreTwoBF16InHardware(df, v0, v1, g_cpu_converts_bf16, normal, out)) return;
   const hn::Repartition<uint16_t, DF> d16;
   const auto lo = hn::BitCast(d16, RoundedToBF16High(df, v0));
   const auto hi = hn::BitCast(d16, RoundedToBF16High(df, v1));
@@ -118,16 +120,18 @@ HWY_INLINE void StoreY(DF df, hn::Vec<DF> v, void* HWY_RESTRICT y, int64_t i) {
 // independent and the compiler's scheduler interleaves them; out of order, stores that straddle
 // cache lines (an output aligned to less than a vector, as malloc's are) cost up to 20% of an
 // L2-resident float32 output (AVX3, 64K elements).
+// `normal`: as StoreTwoBF16's.
 template <DType kY, class DF, class V = hn::Vec<DF>>
-HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
+HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, bool normal, void* HWY_RESTRICT y, int64_t i) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   if constexpr (kY == DType::kBFloat16) {
     uint16_t* HWY_RESTRICT out = static_cast<uint16_t*>(y) + i;
-    StoreTwoBF16(df, v0, v1, out);
+    StoreTwoBF16(df, v0, v1, normal, out);
     QLINEAR_KEEP_ORDER();
-    StoreTwoBF16(df, v2, v3, out + 2 * N);
+    StoreTwoBF16(df, v2, v3, normal, out + 2 * N);
     return;
   }
+  (void)normal;
   StoreY<kY>(df, v0, y, i);
   QLINEAR_KEEP_ORDER();
   StoreY<kY>(df, v1, y, i + N);
@@ -147,10 +151,11 @@ HWY_INLINE void StreamFour(DF df, V v0, V v1, V v2, V v3, float* HWY_RESTRICT o)
   hn::Stream(v3, df, o + 3 * N);
 }
 
-// A loop's group of four vectors to elements [i, i + 4N) of y: StoreFourY, or (a Streaming
-// decoder's float32 output, x86) non-temporal stores where element i is vector-aligned.
+// A loop's group of four vectors (values decoded by dec times scales) to elements [i, i + 4N)
+// of y: StoreFourY, or (a Streaming decoder's float32 output, x86) non-temporal stores where
+// element i is vector-aligned.
 template <DType kY, class Dec, class DF, class V = hn::Vec<DF>>
-HWY_INLINE void StoreGroup(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
+HWY_INLINE void StoreGroup(const Dec& dec, DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, int64_t i) {
 #if HWY_ARCH_X86
   if constexpr (kY == DType::kFloat32 && Dec::kStreams) {
     float* HWY_RESTRICT o = static_cast<float*>(y) + i;
@@ -159,7 +164,7 @@ HWY_INLINE void StoreGroup(DF df, V v0, V v1, V v2, V v3, void* HWY_RESTRICT y, 
     }
   }
 #endif
-  StoreFourY<kY>(df, v0, v1, v2, v3, y, i);
+  StoreFourY<kY>(df, v0, v1, v2, v3, dec.normal_products, y, i);
 }
 
 // The same with the output type chosen at run time (the backward pass's dx).
@@ -188,6 +193,7 @@ struct IntDecoder {
   static constexpr bool kStreams = false;  // see Streaming
   static constexpr int kFoldShift = 0;    // nothing to fold (MiniFloatDecoder)
   static constexpr float kFold = 1.0f;
+  bool normal_products = false;  // QuantParams::normal_products
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
     return hn::ConvertTo(df, hn::Sub(x, zp));
@@ -292,6 +298,7 @@ struct MiniFloatDecoder {
   static constexpr int kFoldShift = kViaF16 && !kBF16TableRoute && !kNibbleRoute && !kPermuteRoute ? kF16Shift : 0;
   static constexpr float kFold = static_cast<float>(1 << kFoldShift);
   bool fold = false;
+  bool normal_products = false;  // QuantParams::normal_products
   template <bool kFolded = false, class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
@@ -850,7 +857,7 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
                                 reinterpret_cast<float*>(out) + j);
             }
           }
-          StoreGroup<kY, Dec>(df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
+          StoreGroup<kY>(dec, df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
                               out, j);
         });
       }
@@ -905,7 +912,7 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes codes, int64_t 
         for (int64_t row = 0; row < 4; ++row) {
           const int64_t i = row * len + j;
           dec.template Four<kFolded>(df, codes, e + i, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-            StoreGroup<kY, Dec>(df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
+            StoreGroup<kY>(dec, df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
           });
         }
       }
@@ -942,7 +949,7 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
       };
       auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
       dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-        StoreGroup<kY, Dec>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+        StoreGroup<kY>(dec, df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
       });
     }
   });
@@ -977,7 +984,7 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes codes, int6
           const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
           dec.template Four<kFolded>(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
                                      [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-                                       StoreGroup<kY, Dec>(df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
+                                       StoreGroup<kY>(dec, df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
                                                            hn::Mul(v3, vs), y, j);
                                      });
           if (--left == 0) {
@@ -1001,7 +1008,7 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes codes, int6
         }
       }
       dec.Four(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-        StoreGroup<kY, Dec>(df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+        StoreGroup<kY>(dec, df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
       });
     }
   }
@@ -1310,6 +1317,7 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
     if constexpr (IsQuantized(kX)) {
       auto dec = DecoderFor<kX>();
       if constexpr (decltype(dec)::kFoldShift != 0) dec.fold = prm.moderate_scales;
+      dec.normal_products = prm.normal_products;
       const auto codes = CodesFor<kX>(p.x);
 #if HWY_ARCH_X86
       if (drain != nullptr) {

@@ -155,16 +155,20 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto exponent = hn::Set(di, 0x7F800000), magnitude = hn::Set(di, 0x7FFFFFFF);
   const auto moderate = hn::Set(di, static_cast<int32_t>(kModerateExponentBits));
-  auto nonfinite = hn::Zero(di), zero = hn::Zero(di), large = hn::Zero(di);
+  auto nonfinite = hn::Zero(di), zero = hn::Zero(di), large = hn::Zero(di), min_field = exponent;
   int64_t k = 0;
   for (; k + N <= n; k += N) {
     const auto bits = hn::BitCast(di, hn::LoadU(df, s + k));
     const auto field = hn::And(bits, exponent);  // non-negative: signed compares are exact
+    const auto is_zero = hn::Eq(hn::And(bits, magnitude), hn::Zero(di));
     nonfinite = hn::Or(nonfinite, hn::VecFromMask(di, hn::Eq(field, exponent)));
-    zero = hn::Or(zero, hn::VecFromMask(di, hn::Eq(hn::And(bits, magnitude), hn::Zero(di))));
+    zero = hn::Or(zero, hn::VecFromMask(di, is_zero));
     large = hn::Or(large, hn::VecFromMask(di, hn::Gt(field, moderate)));
+    min_field = hn::Min(min_field, hn::IfThenElse(is_zero, exponent, field));
   }
   ScaleFacts f = ScalarScaleFacts(s, k, n);
+  const uint32_t vector_min = static_cast<uint32_t>(hn::GetLane(hn::MinOfLanes(di, min_field))) >> 23;
+  f.min_field = std::min(f.min_field, vector_min);
   f.finite = f.finite && hn::AllTrue(di, hn::Eq(nonfinite, hn::Zero(di)));
   f.zero = f.zero || !hn::AllTrue(di, hn::Eq(zero, hn::Zero(di)));
   f.moderate = f.moderate && hn::AllTrue(di, hn::Eq(large, hn::Zero(di)));

@@ -31,6 +31,10 @@ struct QuantParams {
   // DequantizeLinear: every |scale| < 2^100, so a decoder's power of two (up to 2^27) can be
   // multiplied into a scale without overflow (dequantize-inl.h MiniFloatDecoder::kFoldShift).
   bool moderate_scales = false;
+  // DequantizeLinear: no (x - zp) * scale is a float32 subnormal (every nonzero |x - zp| times
+  // every nonzero |scale| is at least 2^-126), so the AVX-512 bfloat16 conversion in hardware,
+  // which flushes subnormals to zero, needs no per-vector check (dequantize-inl.h StoreGroup).
+  bool normal_products = false;
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 
@@ -129,29 +133,35 @@ inline ReciprocalFacts ComputeReciprocals(const float* s, int64_t n, float* r) {
 constexpr uint32_t kModerateExponentBits = (127u + 99u) << 23;
 
 // Whether every s[k] (k < n) is finite, whether one is zero (DequantizeLinear's NaN check,
-// params.h ForDequantize), and whether every |s[k]| < 2^100 (QuantParams::moderate_scales);
+// params.h ForDequantize), whether every |s[k]| < 2^100 (QuantParams::moderate_scales), and the
+// smallest exponent field of the nonzero scales (0xFF if none; QuantParams::normal_products);
 // vector form for many scales.
 struct ScaleFacts {
   bool finite = true;
   bool zero = false;
   bool moderate = true;
+  uint32_t min_field = 0xFF;
 };
 ScaleFacts VectorScaleFacts(const float* s, int64_t n);  // dispatched
 
 // The same for k in [k0, n), one at a time, on the bits (no early exit: the loop vectorizes).
 inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
-  uint32_t nonfinite = 0, zero = 0, large = 0;
+  uint32_t nonfinite = 0, zero = 0, large = 0, min_field = 0x7F800000u;
   for (int64_t k = k0; k < n; ++k) {
     uint32_t bits;
     std::memcpy(&bits, &s[k], 4);
-    nonfinite |= (bits & 0x7F800000u) == 0x7F800000u;
+    const uint32_t field = bits & 0x7F800000u;
+    nonfinite |= field == 0x7F800000u;
     zero |= (bits & 0x7FFFFFFFu) == 0;
-    large |= (bits & 0x7F800000u) > kModerateExponentBits;
+    large |= field > kModerateExponentBits;
+    const uint32_t key = (bits & 0x7FFFFFFFu) == 0 ? 0x7F800000u : field;
+    min_field = key < min_field ? key : min_field;
   }
   ScaleFacts f;
   f.finite = nonfinite == 0;
   f.zero = zero != 0;
   f.moderate = large == 0;
+  f.min_field = min_field >> 23;
   return f;
 }
 inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {

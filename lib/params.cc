@@ -202,12 +202,32 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   prm_.vector = true;
 }
 
+namespace {
+
+// log2 of the smallest nonzero |x - zp| DequantizeLinear meets: the smallest subnormal of a
+// float8/float4 input, 2^(1 - bias - mantissa bits); 1 for integer inputs (x - zp is an integer).
+int SmallestValueExponent(DType x_type) {
+  switch (x_type) {
+    case DType::kFloat8E4M3FN: return -9;
+    case DType::kFloat8E4M3FNUZ: return -10;
+    case DType::kFloat8E5M2: return -16;
+    case DType::kFloat8E5M2FNUZ: return -17;
+    case DType::kFloat4E2M1: return -1;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
 QuantParams DecodedParams::ForDequantize(DType x_type) const {
   const ScaleFacts f = ComputeScaleFacts(prm_.scales, n_);
   const bool may_be_inf = x_type == DType::kFloat8E5M2;  // the only input with an Inf code
   if (!f.finite || (may_be_inf && f.zero)) return QuantParams();
   QuantParams p = prm_;
   p.moderate_scales = f.moderate;
+  // |x - zp| >= 2^m and |s| >= 2^(field - 127) (normal s; a subnormal scale has field 0): the
+  // product is at least 2^-126, and so is its float32 rounding, when field - 127 + m >= -126.
+  p.normal_products = static_cast<int>(f.min_field) >= 1 - SmallestValueExponent(x_type);
   return p;
 }
 

@@ -490,14 +490,14 @@ HWY_INLINE void StoreFourFixedPoint(DF df, VI t0, VI t1, VI t2, VI t3, TOut* HWY
 
 // Two float32 vectors to 2N bfloat16 at out by VCVTNE2PS2BF16 where `cpu_has_it` (AVX512_BF16)
 // on AVX-512: true when stored. It rounds to nearest even and keeps a canonical NaN as the integer
-// rounding does, but reads subnormal inputs as zeros: pairs that hold one (VFPCLASSPS), and every
-// other target, return false with nothing written.
+// rounding does, but reads subnormal inputs as zeros: unless `normal` says no lane is one, pairs
+// that hold one (VFPCLASSPS), and every other target, return false with nothing written.
 template <class DF>
-HWY_INLINE bool StoreTwoBF16InHardware(DF /*df*/, hn::Vec<DF> v0, hn::Vec<DF> v1, bool cpu_has_it,
+HWY_INLINE bool StoreTwoBF16InHardware(DF /*df*/, hn::Vec<DF> v0, hn::Vec<DF> v1, bool cpu_has_it, bool normal,
                                        uint16_t* HWY_RESTRICT out) {
 #if QLINEAR_AVX512 && (defined(__GNUC__) || defined(__clang__))
   if constexpr (hn::MaxLanes(DF()) == 16) {
-    if (cpu_has_it && (_mm512_fpclass_ps_mask(v0.raw, 0x20) | _mm512_fpclass_ps_mask(v1.raw, 0x20)) == 0) {
+    if (cpu_has_it && (normal || (_mm512_fpclass_ps_mask(v0.raw, 0x20) | _mm512_fpclass_ps_mask(v1.raw, 0x20)) == 0)) {
       __m512i r;
       // volatile: kept behind the flag's test (it faults where the CPU lacks it).
       __asm__ __volatile__("vcvtne2ps2bf16 {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(v1.raw), "v"(v0.raw));
@@ -506,7 +506,7 @@ HWY_INLINE bool StoreTwoBF16InHardware(DF /*df*/, hn::Vec<DF> v0, hn::Vec<DF> v1
     }
   }
 #endif
-  (void)v0, (void)v1, (void)cpu_has_it, (void)out;
+  (void)v0, (void)v1, (void)cpu_has_it, (void)normal, (void)out;
   return false;
 }
 

@@ -257,6 +257,71 @@ TEST_P(DequantizeTest, BFloat16OutputsWithAndWithoutTheHardwareConversion) {
   CheckEveryMiniFloatCode(4 * lanes_ + 1, 255, 3);
 }
 
+// Where no product (x - zp) * scale can be a float32 subnormal (every nonzero |x - zp| times
+// every nonzero |scale| >= 2^-126: QuantParams::normal_products), the AVX-512 bfloat16 stores
+// convert in hardware without looking for subnormals. Every code of every input type with scales
+// around each type's threshold (2^-126 over its smallest nonzero |x - zp|: 1, or the smallest
+// float8/float4 subnormal), per tensor; and per axis, 70 scales (vector and scalar parts of the
+// scale check) at 1.5 times the threshold, zeros among them, or one at half of it.
+TEST_P(DequantizeTest, BFloat16HardwareConversionNearSubnormalProducts) {
+  if (!HWY_ARCH_X86 || lanes_ != 16 || !g_cpu_converts_bf16) {
+    GTEST_SKIP() << "no hardware conversion on this target or CPU: the other tests run the integer rounding";
+  }
+  struct Input {
+    int32_t xt;
+    int smallest;  // log2 of the smallest nonzero |x - zp|
+    bool zero_point;
+  };
+  const Input inputs[] = {{QLINEAR_DTYPE_INT8, 0, true},       {QLINEAR_DTYPE_UINT8, 0, true},
+                          {QLINEAR_DTYPE_INT16, 0, false},     {QLINEAR_DTYPE_UINT16, 0, true},
+                          {QLINEAR_DTYPE_INT4, 0, false},      {QLINEAR_DTYPE_UINT4, 0, true},
+                          {QLINEAR_DTYPE_INT2, 0, true},       {QLINEAR_DTYPE_UINT2, 0, false},
+                          {QLINEAR_DTYPE_FLOAT8E4M3FN, -9, false}, {QLINEAR_DTYPE_FLOAT8E4M3FNUZ, -10, false},
+                          {QLINEAR_DTYPE_FLOAT8E5M2, -16, false},  {QLINEAR_DTYPE_FLOAT8E5M2FNUZ, -17, false},
+                          {QLINEAR_DTYPE_FLOAT4E2M1, -1, false}};
+  for (const Input& in : inputs) {
+    const int bits = Bits(in.xt);
+    const uint32_t codes = bits >= 8 ? 256u : 1u << bits;  // 16-bit: the low 256 codes and their negatives
+    const int64_t n = 2 * static_cast<int64_t>(codes) + 4 * lanes_ + 3;
+    std::vector<uint32_t> x;
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t c = static_cast<uint32_t>(i * 7) % codes;
+      if (bits == 16 && i % 2) c = 0x10000u - c;
+      x.push_back(c);
+    }
+    const uint32_t zp = 1;  // x - zp is +-1 for the codes 0 and 2
+    const int threshold = -126 - in.smallest;
+    for (int k = threshold - 14; k <= threshold + 4; ++k) {
+      const float p = std::ldexp(1.0f, k);
+      for (float scale : {p, 1.5f * p, std::nextafter(p, 0.0f), -p, -1.5f * p}) {
+        DequantizeCall c(Codes(in.xt, x, {n}), F32({scale}, {}), 0);
+        if (in.zero_point) c.SetZeroPoint(Codes(in.xt, {zp}, {}));
+        c.attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
+        const std::string diff = CheckDequantize(c, 0, -1, 1);
+        ASSERT_EQ(diff, "") << Where(c, diff) << " scale 2^" << k << " " << scale;
+      }
+    }
+    const int64_t rows = 70;
+    const float at = std::ldexp(1.0f, threshold);
+    std::vector<uint32_t> xs, zps(static_cast<size_t>(rows), zp);
+    for (int64_t r = 0; r < rows; ++r) xs.insert(xs.end(), x.begin(), x.end());
+    for (int64_t odd : {int64_t{-1}, int64_t{0}, int64_t{40}, int64_t{69}}) {
+      std::vector<float> s(static_cast<size_t>(rows), 1.5f * at);
+      if (odd < 0) {
+        s[3] = 0.0f;
+        s[66] = -0.0f;
+      } else {
+        s[static_cast<size_t>(odd)] = -0.5f * at;
+      }
+      DequantizeCall c(Codes(in.xt, xs, {rows, n}), F32(s, {rows}), 0);
+      if (in.zero_point) c.SetZeroPoint(Codes(in.xt, zps, {rows}));
+      c.attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
+      const std::string diff = CheckDequantize(c, 0, -1, 2);
+      ASSERT_EQ(diff, "") << Where(c, diff) << " row " << odd << " at half the threshold";
+    }
+  }
+}
+
 struct WeightLayout {
   std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
   int64_t axis, block;
