@@ -207,14 +207,9 @@ namespace {
 // log2 of the smallest nonzero |x - zp| DequantizeLinear meets: the smallest subnormal of a
 // float8/float4 input, 2^(1 - bias - mantissa bits); 1 for integer inputs (x - zp is an integer).
 int SmallestValueExponent(DType x_type) {
-  switch (x_type) {
-    case DType::kFloat8E4M3FN: return -9;
-    case DType::kFloat8E4M3FNUZ: return -10;
-    case DType::kFloat8E5M2: return -16;
-    case DType::kFloat8E5M2FNUZ: return -17;
-    case DType::kFloat4E2M1: return -1;
-    default: return 0;
-  }
+  if (Info(x_type).kind != Kind::kMiniFloat) return 0;
+  const MiniFormat& f = MiniFormatOf(x_type);
+  return 1 - f.bias - f.mant_bits;
 }
 
 }  // namespace
