@@ -598,6 +598,16 @@ HWY_INLINE float ScaleFor(float s) {
     return s;
   }
 }
+// loop(std::true_type) where integer codes have zero points (z not null), else
+// loop(std::false_type): the loop then subtracts a constant zero, which the compiler drops.
+// (Float8/float4 decoders ignore zero points.)
+template <class Dec, class Loop>
+HWY_INLINE void WithZeroPoints(const int32_t* z, Loop&& loop) {
+  if constexpr (std::is_base_of<IntDecoder, Dec>::value) {
+    if (z != nullptr) return loop(std::true_type());
+  }
+  loop(std::false_type());
+}
 
 // Elements [e, e + n) through stack buffers: codes read one by one, lanes padded with code 0
 // and scale 1 (a packed span's head before its first byte boundary, the tails).
@@ -951,17 +961,22 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   int64_t j = 0;
-  WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
-    constexpr bool kFolded = decltype(folded)::value;
-    for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
-      auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA {
-        return hn::Mul(v, hn::Set(df, ScaleFor<kFolded, Dec>(s[k + v_index / kPerBlock])));
-      };
-      auto zp = [&](int v) QLINEAR_INLINE_LAMBDA { return z != nullptr ? hn::Set(di, z[k + v / kPerBlock]) : hn::Zero(di); };
-      dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-        StoreGroup<kY>(dec, df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
-      });
-    }
+  WithZeroPoints<Dec>(z, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+    WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
+      constexpr bool kFolded = decltype(folded)::value;
+      for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
+        auto scaled = [&](auto v, int v_index) QLINEAR_INLINE_LAMBDA {
+          return hn::Mul(v, hn::Set(df, ScaleFor<kFolded, Dec>(s[k + v_index / kPerBlock])));
+        };
+        auto zp = [&](int v) QLINEAR_INLINE_LAMBDA {
+          if constexpr (decltype(with_zps)::value) return hn::Set(di, z[k + v / kPerBlock]);
+          return hn::Zero(di);
+        };
+        dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+          StoreGroup<kY>(dec, df, scaled(v0, 0), scaled(v1, 1), scaled(v2, 2), scaled(v3, 3), y, j);
+        });
+      }
+    });
   });
   return j;
 }
@@ -987,21 +1002,23 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes codes, int6
     if (per_block % 4 == 0 && (phase / N) % 4 == 0) {
       const int64_t groups_per_block = per_block / 4;
       int64_t k = 0, left = groups_per_block - phase / (4 * N);
-      WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
-        constexpr bool kFolded = decltype(folded)::value;
-        for (; j + 4 * N <= count; j += 4 * N) {
-          const auto vs = hn::Set(df, ScaleFor<kFolded, Dec>(s[k]));
-          const auto vz = z != nullptr ? hn::Set(di, z[k]) : hn::Zero(di);
-          dec.template Four<kFolded>(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
-                                     [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
-                                       StoreGroup<kY>(dec, df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
-                                                           hn::Mul(v3, vs), y, j);
-                                     });
-          if (--left == 0) {
-            ++k;
-            left = groups_per_block;
+      WithZeroPoints<Dec>(z, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+        WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
+          constexpr bool kFolded = decltype(folded)::value;
+          for (; j + 4 * N <= count; j += 4 * N) {
+            const auto vs = hn::Set(df, ScaleFor<kFolded, Dec>(s[k]));
+            const auto vz = decltype(with_zps)::value ? hn::Set(di, z[k]) : hn::Zero(di);
+            dec.template Four<kFolded>(df, codes, e + j, [&](int) QLINEAR_INLINE_LAMBDA { return vz; },
+                                       [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+                                         StoreGroup<kY>(dec, df, hn::Mul(v0, vs), hn::Mul(v1, vs), hn::Mul(v2, vs),
+                                                        hn::Mul(v3, vs), y, j);
+                                       });
+            if (--left == 0) {
+              ++k;
+              left = groups_per_block;
+            }
           }
-        }
+        });
       });
       return j;
     }
