@@ -175,6 +175,62 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
   return f;
 }
 
+// DecodeScales (params.cc) for float16, bfloat16 and float8e8m0 scales, whole vectors: the
+// bits ScaleOfHalf, ScaleOfBFloat16 and ScaleOfE8M0 give (NaN: the quiet NaN with the sign;
+// e8m0 0 is the subnormal 2^-127). src is read as bytes: it needs no alignment.
+int64_t DecodeScalesDriver(DType t, const void* HWY_RESTRICT src, int64_t n, float* HWY_RESTRICT s) {
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the caller's scalar loop
+  (void)t, (void)src, (void)n, (void)s;
+  return 0;
+#else
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const uint8_t* b = static_cast<const uint8_t*>(src);
+  int64_t k = 0;
+  if (t == DType::kFloat8E8M0) {
+    const hn::Rebind<uint8_t, decltype(du)> d8;
+    for (; k + N <= n; k += N) {
+      const auto c = hn::PromoteTo(du, hn::LoadU(d8, b + k));
+      auto bits = hn::IfThenElse(hn::Eq(c, hn::Zero(du)), hn::Set(du, 0x00400000u), hn::ShiftLeft<23>(c));
+      bits = hn::IfThenElse(hn::Eq(c, hn::Set(du, 0xFFu)), hn::Set(du, 0x7FC00000u), bits);
+      hn::StoreU(hn::BitCast(df, bits), df, s + k);
+    }
+    return k;
+  }
+  const hn::Rebind<uint16_t, decltype(du)> d16;
+  const hn::Repartition<uint8_t, decltype(d16)> d16_bytes;
+  auto halves = [&](int64_t i) { return hn::PromoteTo(du, hn::BitCast(d16, hn::LoadU(d16_bytes, b + 2 * i))); };
+  const auto sign_bit = hn::Set(du, 0x80000000u), quiet_nan = hn::Set(du, 0x7FC00000u);
+  if (t == DType::kBFloat16) {
+    for (; k + N <= n; k += N) {
+      const auto bits = hn::ShiftLeft<16>(halves(k));
+      const auto magnitude = hn::BitCast(di, hn::AndNot(sign_bit, bits));  // non-negative
+      const auto nan = hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7F800000)));
+      const auto v = hn::IfThenElse(nan, hn::Or(hn::And(bits, sign_bit), quiet_nan), bits);
+      hn::StoreU(hn::BitCast(df, v), df, s + k);
+    }
+    return k;
+  }
+  if (t != DType::kFloat16) return 0;
+  for (; k + N <= n; k += N) {
+    const auto h = halves(k);
+    const auto exp = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
+    const auto man = hn::And(h, hn::Set(du, 0x3FFu));
+    // exp 1..30: rebias by 127 - 15 = 112; exp 0: man * 2^-24 (exact); exp 31: Inf or NaN.
+    const auto normal = hn::Add(hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFFu))), hn::Set(du, 112u << 23));
+    const auto subnormal = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, man)), hn::Set(df, 0x1p-24f)));
+    const auto special = hn::IfThenElse(hn::Eq(man, hn::Zero(du)), hn::Set(du, 0x7F800000u), quiet_nan);
+    auto v = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), subnormal, normal);
+    v = hn::IfThenElse(hn::Eq(exp, hn::Set(du, 0x1Fu)), special, v);
+    v = hn::Or(v, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u))));
+    hn::StoreU(hn::BitCast(df, v), df, s + k);
+  }
+  return k;
+#endif
+}
+
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -212,6 +268,7 @@ HWY_EXPORT(QuantizeWithStatsDriver);
 HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
 HWY_EXPORT(ScaleFactsDriver);
+HWY_EXPORT(DecodeScalesDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -387,6 +444,10 @@ ReciprocalFacts VectorReciprocals(const float* s, int64_t n, float* r) {
 }
 
 ScaleFacts VectorScaleFacts(const float* s, int64_t n) { return QLINEAR_DISPATCH(ScaleFactsDriver)(s, n); }
+
+int64_t VectorDecodeScales(DType t, const void* src, int64_t n, float* s) {
+  return QLINEAR_DISPATCH(DecodeScalesDriver)(t, src, n, s);
+}
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }
 

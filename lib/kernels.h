@@ -168,6 +168,11 @@ inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {
   return n < 64 ? ScalarScaleFacts(s, 0, n) : VectorScaleFacts(s, n);
 }
 
+// The float32 values of the float16, bfloat16 or float8e8m0 scales src[0 .. n), a vector at a
+// time (DecodeScales' decoding, params.cc): returns how many it wrote, a multiple of the lane
+// count; the rest are the caller's. 0 for any other type. Dispatched.
+int64_t VectorDecodeScales(DType t, const void* src, int64_t n, float* s);
+
 // OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a
 // target this build and CPU can run (every call that computes), QLINEAR_QUANTIZE_PATH not one
 // of its values (calls that quantize). Sets the thread's message.

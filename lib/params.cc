@@ -87,6 +87,12 @@ float ScaleOfE8M0(uint8_t b) {
 // Scales first .. first + n - 1.
 void DecodeScales(DType t, const void* scale, int64_t first, int64_t n, Prec prec, float* s) {
   if (prec == Prec::kF32) {  // float32, float16, bfloat16 and e8m0 values are float32 values
+    if (n >= 64 && (t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat8E8M0)) {
+      const int64_t done = VectorDecodeScales(t, static_cast<const char*>(scale) + first * (Info(t).bits / 8), n, s);
+      first += done;
+      n -= done;
+      s += done;
+    }
     switch (t) {
       case DType::kFloat32:
         std::memcpy(s, static_cast<const char*>(scale) + first * 4, static_cast<size_t>(n) * 4);

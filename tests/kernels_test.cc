@@ -217,6 +217,36 @@ TEST_P(KernelTest, PerTensorEveryTypeAndSize) {
   }
 }
 
+// The vector decoding of float16, bfloat16 and float8e8m0 scales (VectorDecodeScales, which the
+// blocked and per-axis calls use for 64 scales or more): every code, read from an odd address,
+// against the reference's decoding; NaN codes give the quiet NaN with the code's sign. It writes
+// whole vectors only and nothing past them.
+TEST_P(KernelTest, VectorScaleDecodingOfEveryCode) {
+  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat8E8M0}) {
+    const int64_t size = Info(t).bits / 8, codes = int64_t{1} << Info(t).bits;
+    const int64_t n = codes + 3;
+    std::vector<uint8_t> src(static_cast<size_t>(1 + n * size));
+    for (int64_t k = 0; k < n; ++k) {
+      const uint32_t c = static_cast<uint32_t>(k % codes);
+      for (int64_t b = 0; b < size; ++b) src[static_cast<size_t>(1 + k * size + b)] = static_cast<uint8_t>(c >> (8 * b));
+    }
+    const float sentinel = 12345.0f;
+    std::vector<float> s(static_cast<size_t>(n), sentinel);
+    const int64_t done = VectorDecodeScales(t, src.data() + 1, n, s.data());
+    ASSERT_EQ(done, lanes_ == 1 ? 0 : n / lanes_ * lanes_) << Name(t);  // one-lane targets: none
+    for (int64_t k = 0; k < n; ++k) {
+      uint32_t want = BitsOf(sentinel);
+      if (k < done) {
+        const double v = LoadReal(t, src.data() + 1, k);
+        const uint32_t c = static_cast<uint32_t>(k % codes);
+        const bool negative = size == 2 && (c & 0x8000u) != 0;  // e8m0 has no sign
+        want = std::isnan(v) ? (negative ? 0x80000000u : 0u) | 0x7FC00000u : BitsOf(static_cast<float>(v));
+      }
+      ASSERT_EQ(BitsOf(s[static_cast<size_t>(k)]), want) << Name(t) << " code 0x" << std::hex << k % codes;
+    }
+  }
+}
+
 TEST_P(KernelTest, ScaleTypesAndPrecision) {
   std::mt19937 rng(2);
   const int32_t scales[] = {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16,
