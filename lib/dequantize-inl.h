@@ -806,6 +806,17 @@ template <DType kY>
 constexpr int64_t kFieldTableFrom = kY == DType::kFloat32 && hn::MaxLanes(hn::ScalableTag<float>()) >= 16 ? 4096 : 256;
 #endif
 
+// Whether a span of n elements with one scale is looked up in the output tables.
+template <DType kY, class Codes>
+constexpr bool SpanTakesFieldTable(int64_t n) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  return kFieldTable<Codes> && n >= kFieldTableFrom<kY>;
+#else
+  (void)n;
+  return false;
+#endif
+}
+
 // Elements [e, e + n) with one scale or one per element: groups of four vectors straight from
 // the codes, the rest through DequantizeFew.
 template <DType kY, Scales kScales, class Dec, class Codes>
@@ -1143,28 +1154,27 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
     const int64_t e = r.start - p.begin;
     DequantizeRun<kY>(dec, codes, kind, r, e, prm, out + e * YSize(kY));
   };
-  if constexpr (Codes::kFieldBits == 0) {  // packed rows keep their spans' 4-/2-bit tables
-    if (kind == RunKind::kUniform && p.layout.granularity == Granularity::kPerAxis &&
-        p.layout.inner % (4 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()))) == 0 &&
-        p.layout.inner < kAlignFrom) {
-      // Per axis on an outer axis: consecutive rows of `inner` elements take consecutive
-      // scales, so the rows of one sweep of the axis are a run of blocks of `inner`, one loop
-      // for all of them instead of a call per row (int8 and float8 per row at 64K, AVX3_DL:
-      // 1.15-1.19x). Rows of kAlignFrom or more keep their spans, which align y's stores.
-      auto blocks = [&](const Run& r) {
-        const RunParams rp = ParamsOfRun(r, prm);
-        const int64_t e = r.start - p.begin;
-        DequantizeBlocks<kY>(dec, codes, e, r, rp.s, rp.z, out + e * YSize(kY));
-      };
-      return ForEachAxisSweep(p.layout, p.begin, p.end, [&](const Run& r) {
-        if (r.phase == 0 || r.phase + r.count <= r.period) return blocks(r);
-        // A run from inside a row: that row's rest alone, so that the rows after it start
-        // their groups on a row (one scale per group) whatever the phase.
-        const int64_t head = r.period - r.phase;
-        blocks(Run{r.start, head, r.scale_first, r.period, r.phase});
-        blocks(Run{r.start + head, r.count - head, r.scale_first + 1, r.period, 0});
-      });
-    }
+  if (kind == RunKind::kUniform && p.layout.granularity == Granularity::kPerAxis &&
+      p.layout.inner % (4 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()))) == 0 &&
+      p.layout.inner < kAlignFrom && !SpanTakesFieldTable<kY, Codes>(p.layout.inner)) {
+    // Per axis on an outer axis: consecutive rows of `inner` elements take consecutive
+    // scales, so the rows of one sweep of the axis are a run of blocks of `inner`, one loop
+    // for all of them instead of a call per row (int8 and float8 per row at 64K, AVX3_DL:
+    // 1.15-1.19x). Rows of kAlignFrom or more keep their spans, which align y's stores, and
+    // so do packed rows long enough for the output tables.
+    auto blocks = [&](const Run& r) {
+      const RunParams rp = ParamsOfRun(r, prm);
+      const int64_t e = r.start - p.begin;
+      DequantizeBlocks<kY>(dec, codes, e, r, rp.s, rp.z, out + e * YSize(kY));
+    };
+    return ForEachAxisSweep(p.layout, p.begin, p.end, [&](const Run& r) {
+      if (r.phase == 0 || r.phase + r.count <= r.period) return blocks(r);
+      // A run from inside a row: that row's rest alone, so that the rows after it start
+      // their groups on a row (one scale per group) whatever the phase.
+      const int64_t head = r.period - r.phase;
+      blocks(Run{r.start, head, r.scale_first, r.period, r.phase});
+      blocks(Run{r.start + head, r.count - head, r.scale_first + 1, r.period, 0});
+    });
   }
   if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom) || Dec::kStreams) {
     return ForEachRun(p.layout, p.begin, p.end, one);
