@@ -598,13 +598,13 @@ HWY_INLINE float ScaleFor(float s) {
     return s;
   }
 }
-// loop(std::true_type) where integer codes have zero points (z not null), else
-// loop(std::false_type): the loop then subtracts a constant zero, which the compiler drops.
-// (Float8/float4 decoders ignore zero points.)
+// loop(std::true_type) where integer codes have zero points to subtract, else
+// loop(std::false_type): the loop then subtracts a constant zero, which the compiler drops (one
+// operation of about six per vector). Float8/float4 decoders ignore zero points.
 template <class Dec, class Loop>
-HWY_INLINE void WithZeroPoints(const int32_t* z, Loop&& loop) {
+HWY_INLINE void WithZeroPoints(bool subtracts, Loop&& loop) {
   if constexpr (std::is_base_of<IntDecoder, Dec>::value) {
-    if (z != nullptr) return loop(std::true_type());
+    if (subtracts) return loop(std::true_type());
   }
   loop(std::false_type());
 }
@@ -861,9 +861,8 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
     }
 #endif
     const auto uz = hn::Set(di, z != nullptr ? *z : 0);
-    // zps_per_element: z[j..]; zero_zps: no zero point to subtract (a constant zero the
-    // compiler drops); else uz.
-    auto groups = [&](auto zps_per_element, auto folded, auto zero_zps) QLINEAR_INLINE_LAMBDA {
+    // with_zps: z[j..] (kEach) or uz subtracted, else a constant zero.
+    auto groups = [&](auto with_zps, auto folded) QLINEAR_INLINE_LAMBDA {
       constexpr bool kFolded = decltype(folded)::value;  // kUniform only
       const auto us = hn::Set(df, ScaleFor<kFolded, Dec>(*s));
       for (; j + 4 * N <= n; j += 4 * N) {
@@ -871,8 +870,8 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
           return hn::Mul(v, kEach ? hn::LoadU(df, s + i) : us);
         };
         auto zp = [&](int k) QLINEAR_INLINE_LAMBDA {
-          if constexpr (decltype(zero_zps)::value) return hn::Zero(di);
-          return decltype(zps_per_element)::value ? hn::LoadU(di, z + j + k * N) : uz;
+          if constexpr (!decltype(with_zps)::value) return hn::Zero(di);
+          return kEach ? hn::LoadU(di, z + j + k * N) : uz;
         };
         dec.template Four<kFolded>(df, codes, e + j, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
           if constexpr (HWY_ARCH_X86 && kY == DType::kFloat32 && !kEach) {
@@ -887,19 +886,14 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
       }
     };
     if constexpr (kEach) {  // a scale per vector: nothing to fold
-      if (z != nullptr) {
-        groups(std::true_type(), std::false_type(), std::false_type());
-      } else {
-        groups(std::false_type(), std::false_type(), std::true_type());
-      }
+      WithZeroPoints<Dec>(z != nullptr, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+        groups(with_zps, std::false_type());
+      });
     } else {
       WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
-        // Integer codes without a zero point (or with zero) skip the subtraction: one operation
-        // of about six per vector. (Float8/float4 decoders ignore zero points.)
-        if constexpr (std::is_base_of<IntDecoder, Dec>::value) {
-          if (z == nullptr || *z == 0) return groups(std::false_type(), folded, std::true_type());
-        }
-        groups(std::false_type(), folded, std::false_type());
+        WithZeroPoints<Dec>(z != nullptr && *z != 0, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+          groups(with_zps, folded);
+        });
       });
     }
   }
@@ -972,7 +966,7 @@ HWY_INLINE int64_t DequantizeSmallBlockGroups(const Dec& dec, const Codes& codes
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   int64_t j = 0;
-  WithZeroPoints<Dec>(z, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+  WithZeroPoints<Dec>(z != nullptr, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
     WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
       constexpr bool kFolded = decltype(folded)::value;
       for (int64_t k = 0; j + 4 * N <= count; j += 4 * N, k += 4 / kPerBlock) {
@@ -1013,7 +1007,7 @@ HWY_INLINE int64_t DequantizeBlockGroups(const Dec& dec, const Codes codes, int6
     if (per_block % 4 == 0 && (phase / N) % 4 == 0) {
       const int64_t groups_per_block = per_block / 4;
       int64_t k = 0, left = groups_per_block - phase / (4 * N);
-      WithZeroPoints<Dec>(z, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
+      WithZeroPoints<Dec>(z != nullptr, [&](auto with_zps) QLINEAR_INLINE_LAMBDA {
         WithFolding(dec, [&](auto folded) QLINEAR_INLINE_LAMBDA {
           constexpr bool kFolded = decltype(folded)::value;
           for (; j + 4 * N <= count; j += 4 * N) {
