@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The headline benchmark subset (under two minutes): float32 -> int8 per tensor on every target
-# and the reference, the ceiling, and the other output types on the best target.
+# The headline benchmark subset (under two minutes), per tensor on every target and the
+# reference: float32 -> int8 and the other output types, int8 -> float32, DynamicQuantizeLinear,
+# the backward pass, and the ceiling.
 # Usage: bench/headline.sh [BUILD_DIR] [extra benchmark flags, e.g. --benchmark_format=json]
 set -euo pipefail
 build=${1:-build/release}; shift || true

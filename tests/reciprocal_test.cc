@@ -51,7 +51,7 @@ size_t OutputBytes(const OutputCase& out, int64_t n) {
 
 std::vector<float> Scales() {
   return {1.0f, 3.0f, 0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f,
-          std::numeric_limits<float>::min(),         // smallest normal: 1/s overflows -> division
+          std::numeric_limits<float>::min(),         // smallest normal: a power of two, exact products
           std::numeric_limits<float>::denorm_min() * 1000.0f};  // a denormal
 }
 

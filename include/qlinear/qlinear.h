@@ -3,8 +3,9 @@
  *
  * This C header is the library's binary contract: enum values are never renumbered, structs that
  * may grow start with `struct_size` (set by their _init function: a smaller struct from an older
- * header keeps the defaults of the fields it lacks; a size that ends inside a field is rejected;
- * qlinear_parallel_options has had one layout so far and rejects any size below it).
+ * header keeps the defaults of the fields it lacks; a size that ends inside a field, or that
+ * holds no field besides struct_size, is rejected; qlinear_parallel_options has had one layout
+ * so far and rejects any size below it).
  * It is C99-clean and has no dependency besides <stddef.h> and <stdint.h>.
  *
  * Conventions shared by every function below:
@@ -400,7 +401,7 @@ QLINEAR_API qlinear_status qlinear_quantize_attrs_for_dynamic(const qlinear_dyna
  *      y_zero_point as qlinear_quantize_dynamic of the whole tensor), then
  *      qlinear_quantize_linear_range on the shard with those scales and the attributes of
  *      qlinear_quantize_attrs_for_dynamic.
- * docs/examples/mpi_dynamic.c does this for per-column int4 scales over 2 ranks.
+ * docs/examples/mpi_dynamic.c does this for per-column uint4 MINMAX scales over 2 ranks.
  */
 
 /* Per-group ranges of elements [first, first + count) of the flattened x (x describes the WHOLE
@@ -462,7 +463,8 @@ QLINEAR_API qlinear_status qlinear_quantize_linear_backward(
     const qlinear_quantize_attrs* attrs, const qlinear_tensor* dy, float lda,
     const uint8_t* clamp_mask, size_t mask_bytes, void* dx, size_t dx_bytes);
 
-/* "float32", "int4", ... for a dtype code; "unknown" otherwise. Static storage. */
+/* "float32", "int4", ... for a dtype code; "unknown" otherwise (QLINEAR_DTYPE_UNDEFINED included).
+ * Static storage. */
 QLINEAR_API const char* qlinear_dtype_name(int32_t dtype);
 
 /* "ok", "invalid argument", ... Static storage. */
@@ -494,8 +496,8 @@ QLINEAR_API qlinear_status qlinear_set_target(const char* name);
 
 /* The environment variable QLINEAR_QUANTIZE_PATH=division|reciprocal forces one of
  * QuantizeLinear's two exact float32 paths (dividing, or multiplying by 1/scale and dividing
- * only near rounding boundaries; both give identical results, only speed differs; unset: the
- * target's own choice, docs/exactness.md). Read once, by the first call that quantizes (a call
+ * only near rounding boundaries; both give identical results, only speed differs; unset or
+ * empty: the target's own choice, docs/exactness.md). Read once, by the first call that quantizes (a call
  * that does not quantize leaves it unread); any other value makes every
  * call that quantizes fail with INVALID_ARGUMENT naming the variable. */
 
