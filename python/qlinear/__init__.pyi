@@ -78,6 +78,36 @@ def quantize_dynamic(
 ) -> Tuple[npt.NDArray[Any], npt.NDArray[Any], Optional[npt.NDArray[Any]]]:
     """Quantization with scales computed from the data: (y, scale, zero_point or None)."""
 
+def dynamic_ranges(
+    x: Array,
+    output_dtype: DType,
+    *,
+    rule: Literal["absmax", "minmax", "mx", "pow2_ceil"] = "absmax",
+    granularity: Literal["block", "axis", "tensor"] = "block",
+    axis: Optional[int] = None,
+    block_size: Optional[int] = None,
+    scale_dtype: Optional[DType] = None,
+    x_dtype: Optional[DType] = None,
+    shape: Optional[Sequence[int]] = None,
+    first: Optional[int] = None,
+    count: Optional[int] = None,
+) -> npt.NDArray[np.float32]:
+    """Per-group ranges [groups, 2] of a shard (combine shards with numpy.maximum)."""
+
+def dynamic_scales(
+    ranges: npt.NDArray[np.float32],
+    output_dtype: DType,
+    *,
+    shape: Sequence[int],
+    rule: Literal["absmax", "minmax", "mx", "pow2_ceil"] = "absmax",
+    granularity: Literal["block", "axis", "tensor"] = "block",
+    axis: Optional[int] = None,
+    block_size: Optional[int] = None,
+    scale_dtype: Optional[DType] = None,
+    x_dtype: Optional[DType] = None,
+) -> Tuple[npt.NDArray[Any], Optional[npt.NDArray[Any]]]:
+    """quantize_dynamic's (scale, zero_point or None) from reduced ranges."""
+
 def quantize_linear_masked(
     x: Array,
     scale: Union[Array, Number],
@@ -134,6 +164,9 @@ def compiled_targets() -> List[str]:
 
 def supported_targets() -> List[str]:
     """Compiled SIMD targets this CPU can run, best first."""
+
+def set_target(name: Optional[str]) -> None:
+    """Pins later calls to one SIMD target; None or "" unpins."""
 
 def openmp_enabled() -> bool:
     """Whether threads=N runs on OpenMP."""

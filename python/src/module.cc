@@ -972,10 +972,9 @@ int32_t ParseChoice(py::handle obj, const char* arg, std::initializer_list<const
   return 0;
 }
 
-// Scales computed from the data: qlinear_quantize_dynamic (or _parallel with threads=).
-py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule, py::handle granularity,
-                          py::handle axis, py::handle block_size, py::handle scale_dtype, py::handle x_dtype,
-                          py::handle packed_obj, py::handle threads) {
+// The attributes of the dynamic calls, from their keywords.
+qlinear_dynamic_attrs DynamicAttrs(py::handle output_dtype, py::handle rule, py::handle granularity, py::handle axis,
+                                   py::handle block_size, py::handle scale_dtype) {
   qlinear_dynamic_attrs a;
   qlinear_dynamic_attrs_init(&a);
   a.output_dtype = ParseType(output_dtype, "output_dtype");
@@ -993,6 +992,38 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
   if (!block_size.is_none() && !IsIntNumber(block_size)) Raise(PyExc_TypeError, "block_size: must be an int or None");
   a.block_size = OptionalInt(block_size, "block_size", a.granularity == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
   a.scale_dtype = ParseType(scale_dtype, "scale_dtype");
+  return a;
+}
+
+// The scale's (and zero point's) shape and type of a dynamic call on a tensor of `rank` dims
+// (valid: the library accepted the axis and block size).
+struct DynamicScaleShape {
+  int rank = 0;
+  int64_t dims[QLINEAR_MAX_RANK] = {};
+  int64_t groups = 1;
+  int32_t type = 0;
+  DynamicScaleShape(const qlinear_dynamic_attrs& a, int x_rank, const int64_t* x_dims) {
+    const int64_t ax = a.axis < 0 ? a.axis + x_rank : a.axis;
+    if (a.granularity == QLINEAR_GRANULARITY_AXIS) {
+      rank = 1;
+      dims[0] = x_dims[ax];
+    } else if (a.granularity == QLINEAR_GRANULARITY_BLOCK) {
+      rank = x_rank;
+      for (int i = 0; i < x_rank; ++i) dims[i] = x_dims[i];
+      dims[ax] = dims[ax] / a.block_size + (dims[ax] % a.block_size != 0);
+    }
+    for (int i = 0; i < rank; ++i) groups *= dims[i];
+    type = a.scale_dtype != 0 ? a.scale_dtype
+           : a.rule == QLINEAR_SCALE_MX || a.rule == QLINEAR_SCALE_POW2_CEIL ? QLINEAR_DTYPE_FLOAT8E8M0
+                                                                              : QLINEAR_DTYPE_FLOAT;
+  }
+};
+
+// Scales computed from the data: qlinear_quantize_dynamic (or _parallel with threads=).
+py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule, py::handle granularity,
+                          py::handle axis, py::handle block_size, py::handle scale_dtype, py::handle x_dtype,
+                          py::handle packed_obj, py::handle threads) {
+  qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
   if (!IsBool(packed_obj) && !IsIntNumber(packed_obj)) Raise(PyExc_TypeError, "packed: must be a bool");
   const bool packed = PyObject_IsTrue(packed_obj.ptr()) == 1;
   qlinear_parallel_options o;
@@ -1008,30 +1039,12 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
   xo.LoadArray(x, "x", ParseType(x_dtype, "x_dtype"), 0, false, "x_dtype");
   size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
   Check(qlinear_quantize_dynamic_output_info(xo.get(), &a, &y_bytes, &scale_bytes, &zp_bytes));
-
-  // The scale's shape (valid: output_info accepted the axis and block size).
-  const int rank = xo.rank();
-  int64_t dims[QLINEAR_MAX_RANK] = {};
-  int scale_rank = 0;
-  const int64_t ax = a.axis < 0 ? a.axis + rank : a.axis;
-  if (a.granularity == QLINEAR_GRANULARITY_AXIS) {
-    scale_rank = 1;
-    dims[0] = xo.dims()[ax];
-  } else if (a.granularity == QLINEAR_GRANULARITY_BLOCK) {
-    scale_rank = rank;
-    for (int i = 0; i < rank; ++i) dims[i] = xo.dims()[i];
-    dims[ax] = dims[ax] / a.block_size + (dims[ax] % a.block_size != 0);
-  }
-  int64_t groups = 1;
-  for (int i = 0; i < scale_rank; ++i) groups *= dims[i];
-  const int32_t scale_type = a.scale_dtype != 0 ? a.scale_dtype
-                             : a.rule == QLINEAR_SCALE_MX || a.rule == QLINEAR_SCALE_POW2_CEIL ? QLINEAR_DTYPE_FLOAT8E8M0
-                                                                                                 : QLINEAR_DTYPE_FLOAT;
+  const DynamicScaleShape ss(a, xo.rank(), xo.dims());
   Output y, scale, zp;
-  y.Prepare(py::none(), a.output_dtype, xo.size(), packed, rank, xo.dims(), -1, {&xo});
-  scale.Prepare(py::none(), scale_type, groups, false, scale_rank, dims, -1, {});
+  y.Prepare(py::none(), a.output_dtype, xo.size(), packed, xo.rank(), xo.dims(), -1, {&xo});
+  scale.Prepare(py::none(), ss.type, ss.groups, false, ss.rank, ss.dims, -1, {});
   const bool has_zp = a.rule == QLINEAR_SCALE_MINMAX;
-  if (has_zp) zp.Prepare(py::none(), a.output_dtype, groups, packed, scale_rank, dims, -1, {});
+  if (has_zp) zp.Prepare(py::none(), a.output_dtype, ss.groups, packed, ss.rank, ss.dims, -1, {});
   if (y.bytes != y_bytes || scale.bytes != scale_bytes || zp.bytes != zp_bytes) {
     Raise(PyExc_RuntimeError, "quantize_dynamic: output sizes disagree with the library's");
   }
@@ -1050,6 +1063,96 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
   }
   Check(status);
   return py::make_tuple(y.array, scale.array, has_zp ? zp.array : py::object(py::none()));
+}
+
+// A new float32 array of `groups` rows of 2 (qlinear_dynamic_ranges' layout).
+py::object NewRanges(int64_t groups) {
+  npy_intp d[2] = {static_cast<npy_intp>(groups), 2};
+  PyObject* a = PyArray_SimpleNew(2, d, NPY_FLOAT32);
+  if (a == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(a);
+}
+
+// A sharded tensor's per-group ranges: qlinear_dynamic_ranges over the elements x covers.
+py::object DynamicRanges(py::handle x, py::handle output_dtype, py::handle rule, py::handle granularity,
+                         py::handle axis, py::handle block_size, py::handle scale_dtype, py::handle x_dtype,
+                         py::handle shape, py::handle first, py::handle count) {
+  const qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
+  Operand xo;
+  xo.LoadArray(x, "x", ParseType(x_dtype, "x_dtype"), 0, false, "x_dtype");
+  const Coverage c = Cover(xo, shape, first, count);
+  size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
+  Check(qlinear_quantize_dynamic_output_info(xo.get(), &a, &y_bytes, &scale_bytes, &zp_bytes));
+  const DynamicScaleShape ss(a, c.rank, c.dims);
+  py::object ranges = NewRanges(ss.groups);
+  float* r = static_cast<float*>(PyArray_DATA(Arr(ranges)));
+  const size_t bytes = static_cast<size_t>(ss.groups) * 2 * sizeof(float);
+  qlinear_status status;
+  {
+    py::gil_scoped_release release;
+    status = qlinear_dynamic_ranges(xo.get(), &a, c.first, c.count, r, bytes);
+  }
+  Check(status);
+  return ranges;
+}
+
+// Scales and zero points from reduced ranges: qlinear_dynamic_scales (x's data not read).
+py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle shape, py::handle rule,
+                        py::handle granularity, py::handle axis, py::handle block_size, py::handle scale_dtype,
+                        py::handle x_dtype) {
+  const qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
+  // The tensor's dtype and shape only.
+  const int32_t xt = ParseType(x_dtype, "x_dtype");
+  qlinear_tensor xv{xt != 0 ? xt : QLINEAR_DTYPE_FLOAT, 0, nullptr, nullptr};
+  int64_t dims[QLINEAR_MAX_RANK] = {};
+  {
+    if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr())) {
+      Raise(PyExc_TypeError, "shape: must be a sequence of ints (the whole tensor's shape)");
+    }
+    const py::sequence seq = py::reinterpret_borrow<py::sequence>(shape);
+    if (seq.size() > QLINEAR_MAX_RANK) {
+      Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
+    }
+    xv.rank = static_cast<int32_t>(seq.size());
+    for (int i = 0; i < xv.rank; ++i) {
+      dims[i] = OptionalInt(seq[i], "shape", -1);
+      if (dims[i] < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
+    }
+    xv.shape = dims;
+  }
+  size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
+  Check(qlinear_quantize_dynamic_output_info(&xv, &a, &y_bytes, &scale_bytes, &zp_bytes));
+  const DynamicScaleShape ss(a, xv.rank, dims);
+  // ranges: float32, C-contiguous, 2 per group (NewRanges' layout, or flat).
+  if (!PyArray_Check(ranges.ptr())) Raise(PyExc_TypeError, "ranges: must be the float32 array dynamic_ranges returned");
+  PyArrayObject* ra = reinterpret_cast<PyArrayObject*>(ranges.ptr());
+  if (PyArray_DESCR(ra)->type_num != NPY_FLOAT32 || !PyArray_ISNOTSWAPPED(ra)) {
+    Raise(PyExc_TypeError, Format("ranges: must be float32 in native byte order, not %s",
+                                  NumpyName(PyArray_DESCR(ra)->type_num).c_str()));
+  }
+  if (!PyArray_IS_C_CONTIGUOUS(ra)) Raise(PyExc_ValueError, "ranges: must be C-contiguous");
+  if (PyArray_SIZE(ra) != 2 * ss.groups) {
+    Raise(PyExc_ValueError, Format("ranges: holds %lld values; %lld groups take 2 each (%lld)",
+                                   static_cast<long long>(PyArray_SIZE(ra)), static_cast<long long>(ss.groups),
+                                   static_cast<long long>(2 * ss.groups)));
+  }
+  const float* r = static_cast<const float*>(PyArray_DATA(ra));
+  Output scale, zp;
+  scale.Prepare(py::none(), ss.type, ss.groups, false, ss.rank, ss.dims, -1, {});
+  const bool has_zp = a.rule == QLINEAR_SCALE_MINMAX;
+  if (has_zp) zp.Prepare(py::none(), a.output_dtype, ss.groups, false, ss.rank, ss.dims, -1, {});
+  if (scale.bytes != scale_bytes || zp.bytes != zp_bytes) {
+    Raise(PyExc_RuntimeError, "dynamic_scales: output sizes disagree with the library's");
+  }
+  qlinear_status status;
+  {
+    py::gil_scoped_release release;
+    status = qlinear_dynamic_scales(&xv, &a, r, static_cast<size_t>(PyArray_SIZE(ra)) * sizeof(float), scale.dest,
+                                    scale.bytes, has_zp ? zp.dest : nullptr, zp.bytes);
+    if (status == QLINEAR_OK && has_zp) zp.Finish();
+  }
+  Check(status);
+  return py::make_tuple(scale.array, has_zp ? zp.array : py::object(py::none()));
 }
 
 py::object NewBytes(int64_t n) {
@@ -1269,6 +1372,36 @@ output_dtype=..., precision="float32") gives y back exactly; dequantize_linear g
 about half a step where it did not saturate (x / scale is rounded to float32 before it is rounded
 to an integer, so the error can exceed half a step by that rounding).)doc");
 
+  m.def("dynamic_ranges", &DynamicRanges, arg("x"), arg("output_dtype"), py::kw_only(), arg("rule") = "absmax",
+        arg("granularity") = "block", arg("axis") = none, arg("block_size") = none, arg("scale_dtype") = none,
+        arg("x_dtype") = none, arg("shape") = none, arg("first") = none, arg("count") = none,
+        R"doc(dynamic_ranges(x, output_dtype, *, rule="absmax", granularity="block", axis=None, block_size=None, scale_dtype=None, x_dtype=None, shape=None, first=None, count=None)
+--
+
+Per-group ranges of a shard, for quantize_dynamic's scales of a tensor split across processes.
+
+x, shape, first, count: as for quantize_linear (with shape=, the whole tensor's shape, x holds
+    elements [first, first + x.size) of it). The other arguments: as for quantize_dynamic.
+Returns a float32 array [groups, 2] over the whole tensor's groups: absmax, mx, pow2_ceil
+    [amax, amax] of the shard's elements of each group (mx, pow2_ceil: +inf where it holds a NaN
+    or an infinity); minmax [-lo, hi]; 0 for groups the shard does not touch. numpy.maximum over
+    the shards' arrays (MPI: Allreduce with MAX) gives the whole tensor's; dynamic_scales turns it
+    into quantize_dynamic's scale and zero point.)doc");
+
+  m.def("dynamic_scales", &DynamicScales, arg("ranges"), arg("output_dtype"), py::kw_only(), arg("shape"),
+        arg("rule") = "absmax", arg("granularity") = "block", arg("axis") = none, arg("block_size") = none,
+        arg("scale_dtype") = none, arg("x_dtype") = none,
+        R"doc(dynamic_scales(ranges, output_dtype, *, shape, rule="absmax", granularity="block", axis=None, block_size=None, scale_dtype=None, x_dtype=None)
+--
+
+quantize_dynamic's scale and zero point from the reduced ranges of dynamic_ranges.
+
+ranges: float32, 2 values per group of the whole tensor (entries >= 0, not NaN). shape: the
+whole tensor's shape. The other arguments: as for quantize_dynamic and dynamic_ranges.
+Returns (scale, zero_point or None), the arrays quantize_dynamic of the whole tensor returns;
+quantize_linear(shard, scale, zero_point, axis=..., block_size=..., output_dtype=...,
+precision="float32", shape=..., first=...) then gives each shard's part of y.)doc");
+
   m.def("quantize_linear_masked", &QuantizeLinearMasked, arg("x"), arg("scale"), arg("zero_point") = none,
         R"doc(quantize_linear_masked(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, out=None)
 --
@@ -1309,6 +1442,16 @@ ONNX raw_data bytes of a 4- or 2-bit type to one code per element, in `shape`.)d
         "compiled_targets()\n--\n\nSIMD targets compiled into the library, best first.");
   m.def("supported_targets", [] { return TargetList(qlinear_supported_targets()); },
         "supported_targets()\n--\n\nCompiled SIMD targets this CPU can run, best first.");
+  m.def("set_target",
+        [](py::handle name) {
+          if (!name.is_none() && !PyUnicode_Check(name.ptr())) Raise(PyExc_TypeError, "name: must be a str or None");
+          const std::string s = name.is_none() ? std::string() : std::string(py::str(name));
+          if (s.find('\0') != std::string::npos) Raise(PyExc_ValueError, "name: contains a NUL character");
+          Check(qlinear_set_target(name.is_none() ? nullptr : s.c_str()));
+        },
+        arg("name"),
+        "set_target(name)\n--\n\nPins every later call of the process to one SIMD target (a name from "
+        "compiled_targets());\nNone or \"\" unpins. All targets give identical results.");
   m.def("openmp_enabled", [] { return qlinear_openmp_enabled() != 0; },
         "openmp_enabled()\n--\n\nWhether threads=N runs on OpenMP (otherwise such calls run serially).");
   m.def("dtype_name",

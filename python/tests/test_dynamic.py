@@ -166,3 +166,91 @@ def test_errors():
         qlinear.quantize_dynamic(x, "int8", scale_dtype=2**70)
     with pytest.raises(ValueError, match="threads: must be None or 0..65536"):
         qlinear.quantize_dynamic(x, "int8", threads=70000)
+
+
+SHARDED = [
+    ("int4", dict()),
+    ("uint4", dict(rule="minmax", block_size=16, axis=0)),
+    ("float4e2m1", dict(rule="mx")),
+    ("int8", dict(granularity="axis", axis=0)),
+    ("uint8", dict(rule="minmax", granularity="tensor")),
+    ("float8e4m3fn", dict(rule="pow2_ceil", granularity="axis", axis=1)),
+    ("int8", dict(scale_dtype="bfloat16")),
+]
+
+
+@pytest.mark.parametrize("output_dtype,kw", SHARDED)
+def test_sharded_scales_equal_the_whole_tensors(output_dtype, kw):
+    # Shards that split rows and blocks: their ranges, combined by max, give quantize_dynamic's
+    # scale and zero point of the whole tensor; quantize_linear of each shard with them gives its
+    # part of y.
+    x = rng_values((37, 50), seed=4)
+    x[3, 7], x[10, 1] = np.inf, np.nan
+    y, s, z = qlinear.quantize_dynamic(x, output_dtype, **kw)
+    flat = x.reshape(-1)
+    cuts = [0, 102, 1001, 1850]  # ranges: any cut; quantize_linear of sub-byte types: even starts
+    qcuts = [0, 102, 1000, 1850]
+    parts = [qlinear.dynamic_ranges(flat[a:b], output_dtype, shape=x.shape, first=a, **kw)
+             for a, b in zip(cuts, cuts[1:])]
+    ranges = np.maximum.reduce(parts)
+    assert ranges.dtype == np.float32 and ranges.shape[1] == 2
+    assert np.array_equal(ranges, qlinear.dynamic_ranges(x, output_dtype, **kw))
+    s2, z2 = qlinear.dynamic_scales(ranges, output_dtype, shape=x.shape, **kw)
+    assert s2.dtype == s.dtype and s2.shape == s.shape and s2.tobytes() == s.tobytes()
+    assert (z is None and z2 is None) or (z2.dtype == z.dtype and np.array_equal(z2, z))
+    axis = kw.get("axis", -1 if kw.get("granularity", "block") == "block" else 1)
+    block = 0 if kw.get("granularity", "block") != "block" else kw.get("block_size", 32)
+    sdt = "bfloat16" if kw.get("scale_dtype") == "bfloat16" else (
+        "float8e8m0" if kw.get("rule") in ("mx", "pow2_ceil") else None)
+    for a, b in zip(qcuts, qcuts[1:]):
+        part = qlinear.quantize_linear(flat[a:b], s, z, axis=axis, block_size=block, output_dtype=output_dtype,
+                                       precision="float32", scale_dtype=sdt, shape=x.shape, first=a)
+        assert np.array_equal(part, y.reshape(-1)[a:b])
+
+
+def test_ranges_are_the_groups_amax_and_minus_lo_hi():
+    x = rng_values((6, 40), seed=5)
+    x[2, 3] = np.inf
+    r = qlinear.dynamic_ranges(x, "int8", granularity="axis", axis=0)
+    finite = np.where(np.isfinite(x), x, 0)
+    amax = np.abs(finite).max(axis=1)
+    assert np.array_equal(r, np.stack([amax, amax], axis=1))
+    r = qlinear.dynamic_ranges(x, "uint8", rule="minmax", granularity="axis", axis=0)
+    assert np.array_equal(r, np.stack([np.maximum(0, -finite.min(axis=1)), np.maximum(0, finite.max(axis=1))], axis=1))
+    r = qlinear.dynamic_ranges(x, "float8e4m3fn", rule="mx", granularity="axis", axis=0)
+    assert r[2, 0] == np.inf and np.array_equal(np.delete(r, 2, axis=0)[:, 0], np.delete(amax, 2))
+    # A shard touching only row 1: the other rows' groups are 0.
+    r = qlinear.dynamic_ranges(x[1], "int8", granularity="axis", axis=0, shape=x.shape, first=40)
+    assert np.array_equal(r[:, 0], np.where(np.arange(6) == 1, amax[1], 0).astype(np.float32))
+
+
+def test_sharded_errors():
+    with pytest.raises(ValueError, match=r"ranges: holds 3 values; 1 groups take 2 each"):
+        qlinear.dynamic_scales(np.zeros(3, np.float32), "int8", shape=[4])
+    with pytest.raises(TypeError, match="ranges: must be float32"):
+        qlinear.dynamic_scales(np.zeros((1, 2)), "int8", shape=[4], granularity="tensor")
+    with pytest.raises(ValueError, match="ranges: element 0 is -1"):
+        qlinear.dynamic_scales(np.full((1, 2), -1, np.float32), "int8", shape=[4], granularity="tensor")
+    with pytest.raises(TypeError, match="shape: must be a sequence of ints"):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape="ab", granularity="tensor")
+    with pytest.raises(TypeError):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8")  # shape= is required
+    x = np.ones((4, 8), np.float32)
+    with pytest.raises(ValueError, match=r"first, count: \[5, 5 \+ 32\) must lie within"):
+        qlinear.dynamic_ranges(x, "int8", shape=[4, 8], first=5)
+    with pytest.raises(ValueError, match="axis: 5 is out of range"):
+        qlinear.dynamic_ranges(x, "int8", granularity="axis", axis=5)
+
+
+def test_set_target_pins_and_unpins():
+    last = qlinear.supported_targets()[-1]
+    try:
+        qlinear.set_target(last)
+        assert qlinear.active_target() == last
+    finally:
+        qlinear.set_target(None)
+    assert qlinear.active_target() == qlinear.supported_targets()[0]  # the best this CPU runs
+    with pytest.raises(ValueError, match="'BOGUS' is not a SIMD target"):
+        qlinear.set_target("BOGUS")
+    with pytest.raises(TypeError, match="name: must be a str or None"):
+        qlinear.set_target(3)
