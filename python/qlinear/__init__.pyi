@@ -105,6 +105,7 @@ def dynamic_scales(
     block_size: Optional[int] = None,
     scale_dtype: Optional[DType] = None,
     x_dtype: Optional[DType] = None,
+    packed: bool = False,
 ) -> Tuple[npt.NDArray[Any], Optional[npt.NDArray[Any]]]:
     """quantize_dynamic's (scale, zero_point or None) from reduced ranges."""
 

@@ -576,6 +576,29 @@ void RangeInside(int64_t first, int64_t count, int64_t total) {
   }
 }
 
+// A shape= argument: a sequence of non-negative ints whose element count fits (rank, dims, total).
+void ParseShape(py::handle shape, int* rank, int64_t* dims, int64_t* total) {
+  const bool zero_d = PyArray_Check(shape.ptr()) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(shape.ptr())) == 0;
+  if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr()) || zero_d) {
+    Raise(PyExc_TypeError, "shape: must be a sequence of ints (the whole tensor's shape)");
+  }
+  const py::sequence seq = py::reinterpret_borrow<py::sequence>(shape);
+  if (seq.size() > QLINEAR_MAX_RANK) {
+    Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
+  }
+  *rank = static_cast<int>(seq.size());
+  *total = 1;
+  for (int i = 0; i < *rank; ++i) {
+    const int64_t d = OptionalInt(seq[i], "shape", -1);
+    if (d < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
+    dims[i] = d;
+    if (d != 0 && *total > std::numeric_limits<int64_t>::max() / 64 / d) {
+      Raise(PyExc_ValueError, "shape: the element count overflows");
+    }
+    *total *= d;
+  }
+}
+
 // Without shape=, x is the whole tensor and first/count select elements of it. With shape=, x
 // holds elements [first, first + count) of a tensor of that shape (a shard; count defaults to
 // x.size, or for packed bytes to the rest of the tensor); a packed sub-byte x always needs shape=.
@@ -595,25 +618,7 @@ Coverage Cover(Operand& x, py::handle shape, py::handle first_obj, py::handle co
     c.count = OptionalInt(count_obj, "count", first >= 0 && first <= c.total ? c.total - first : 0);
     RangeInside(c.first, c.count, c.total);
   } else {
-    py::sequence seq;
-    if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr())) {
-      Raise(PyExc_TypeError, "shape: must be a sequence of ints");
-    }
-    seq = py::reinterpret_borrow<py::sequence>(shape);
-    if (seq.size() > QLINEAR_MAX_RANK) {
-      Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
-    }
-    c.rank = static_cast<int>(seq.size());
-    c.total = 1;
-    for (int i = 0; i < c.rank; ++i) {
-      const int64_t d = OptionalInt(seq[i], "shape", -1);
-      if (d < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
-      c.dims[i] = d;
-      if (d != 0 && c.total > std::numeric_limits<int64_t>::max() / 64 / d) {
-        Raise(PyExc_ValueError, "shape: the element count overflows");
-      }
-      c.total *= d;
-    }
+    ParseShape(shape, &c.rank, c.dims, &c.total);
     c.first = first;
     if (x.packed()) {
       // Packed bytes do not say how many elements they hold: the rest of the tensor unless count=.
@@ -725,7 +730,7 @@ struct Output {
     }
     bytes = static_cast<size_t>(StorageBytes(type, n));
     if (sub && !packed) {
-      staging.resize(bytes);
+      staging.resize(std::max<size_t>(bytes, 1));  // a valid pointer for an empty result too
       dest = staging.data();
     } else {
       dest = PyArray_DATA(Arr(array));
@@ -1099,27 +1104,23 @@ py::object DynamicRanges(py::handle x, py::handle output_dtype, py::handle rule,
 // Scales and zero points from reduced ranges: qlinear_dynamic_scales (x's data not read).
 py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle shape, py::handle rule,
                         py::handle granularity, py::handle axis, py::handle block_size, py::handle scale_dtype,
-                        py::handle x_dtype) {
+                        py::handle x_dtype, py::handle packed_obj) {
+  if (!IsBool(packed_obj) && !IsIntNumber(packed_obj)) Raise(PyExc_TypeError, "packed: must be a bool");
+  const bool packed = PyObject_IsTrue(packed_obj.ptr()) == 1;
   const qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
   // The tensor's dtype and shape only.
   const int32_t xt = ParseType(x_dtype, "x_dtype");
+  if (xt != 0 && xt != QLINEAR_DTYPE_FLOAT && xt != QLINEAR_DTYPE_FLOAT16 && xt != QLINEAR_DTYPE_BFLOAT16) {
+    Raise(PyExc_TypeError, Format("x_dtype: dynamic quantization takes float32, float16 or bfloat16, not %s",
+                                  TypeName(xt)));
+  }
   qlinear_tensor xv{xt != 0 ? xt : QLINEAR_DTYPE_FLOAT, 0, nullptr, nullptr};
   int64_t dims[QLINEAR_MAX_RANK] = {};
-  {
-    if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr())) {
-      Raise(PyExc_TypeError, "shape: must be a sequence of ints (the whole tensor's shape)");
-    }
-    const py::sequence seq = py::reinterpret_borrow<py::sequence>(shape);
-    if (seq.size() > QLINEAR_MAX_RANK) {
-      Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
-    }
-    xv.rank = static_cast<int32_t>(seq.size());
-    for (int i = 0; i < xv.rank; ++i) {
-      dims[i] = OptionalInt(seq[i], "shape", -1);
-      if (dims[i] < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
-    }
-    xv.shape = dims;
-  }
+  int rank = 0;
+  int64_t total = 0;
+  ParseShape(shape, &rank, dims, &total);
+  xv.rank = rank;
+  xv.shape = dims;
   size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
   Check(qlinear_quantize_dynamic_output_info(&xv, &a, &y_bytes, &scale_bytes, &zp_bytes));
   const DynamicScaleShape ss(a, xv.rank, dims);
@@ -1140,7 +1141,7 @@ py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle s
   Output scale, zp;
   scale.Prepare(py::none(), ss.type, ss.groups, false, ss.rank, ss.dims, -1, {});
   const bool has_zp = a.rule == QLINEAR_SCALE_MINMAX;
-  if (has_zp) zp.Prepare(py::none(), a.output_dtype, ss.groups, false, ss.rank, ss.dims, -1, {});
+  if (has_zp) zp.Prepare(py::none(), a.output_dtype, ss.groups, packed, ss.rank, ss.dims, -1, {});
   if (scale.bytes != scale_bytes || zp.bytes != zp_bytes) {
     Raise(PyExc_RuntimeError, "dynamic_scales: output sizes disagree with the library's");
   }
@@ -1381,7 +1382,8 @@ to an integer, so the error can exceed half a step by that rounding).)doc");
 Per-group ranges of a shard, for quantize_dynamic's scales of a tensor split across processes.
 
 x, shape, first, count: as for quantize_linear (with shape=, the whole tensor's shape, x holds
-    elements [first, first + x.size) of it). The other arguments: as for quantize_dynamic.
+    elements [first, first + x.size) of it). The other arguments: as for quantize_dynamic (no
+    packed=, no threads=: the call runs on the calling thread).
 Returns a float32 array [groups, 2] over the whole tensor's groups: absmax, mx, pow2_ceil
     [amax, amax] of the shard's elements of each group (mx, pow2_ceil: +inf where it holds a NaN
     or an infinity); minmax [-lo, hi]; 0 for groups the shard does not touch. numpy.maximum over
@@ -1390,17 +1392,20 @@ Returns a float32 array [groups, 2] over the whole tensor's groups: absmax, mx, 
 
   m.def("dynamic_scales", &DynamicScales, arg("ranges"), arg("output_dtype"), py::kw_only(), arg("shape"),
         arg("rule") = "absmax", arg("granularity") = "block", arg("axis") = none, arg("block_size") = none,
-        arg("scale_dtype") = none, arg("x_dtype") = none,
-        R"doc(dynamic_scales(ranges, output_dtype, *, shape, rule="absmax", granularity="block", axis=None, block_size=None, scale_dtype=None, x_dtype=None)
+        arg("scale_dtype") = none, arg("x_dtype") = none, arg("packed") = false,
+        R"doc(dynamic_scales(ranges, output_dtype, *, shape, rule="absmax", granularity="block", axis=None, block_size=None, scale_dtype=None, x_dtype=None, packed=False)
 --
 
 quantize_dynamic's scale and zero point from the reduced ranges of dynamic_ranges.
 
 ranges: float32, 2 values per group of the whole tensor (entries >= 0, not NaN). shape: the
-whole tensor's shape. The other arguments: as for quantize_dynamic and dynamic_ranges.
-Returns (scale, zero_point or None), the arrays quantize_dynamic of the whole tensor returns;
-quantize_linear(shard, scale, zero_point, axis=..., block_size=..., output_dtype=...,
-precision="float32", shape=..., first=...) then gives each shard's part of y.)doc");
+whole tensor's shape. x_dtype: the tensor's type (float32 if None; the scales do not depend on
+it). The other arguments: as for quantize_dynamic (no threads=: the call is per group, not per
+element). Returns (scale, zero_point or None), the arrays quantize_dynamic of the whole tensor
+returns with the same packed=; quantize_linear(shard, scale, zero_point, axis=...,
+block_size=..., output_dtype=..., precision="float32", shape=..., first=...) then gives each
+shard's part of y (axis=-1 for blocks when axis was left at None: quantize_linear's default
+axis is 1; block_size=0 unless the granularity is "block").)doc");
 
   m.def("quantize_linear_masked", &QuantizeLinearMasked, arg("x"), arg("scale"), arg("zero_point") = none,
         R"doc(quantize_linear_masked(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None, saturate=True, precision=None, opset=25, x_dtype=None, scale_dtype=None, zero_point_dtype=None, packed=False, out=None)
@@ -1445,13 +1450,22 @@ ONNX raw_data bytes of a 4- or 2-bit type to one code per element, in `shape`.)d
   m.def("set_target",
         [](py::handle name) {
           if (!name.is_none() && !PyUnicode_Check(name.ptr())) Raise(PyExc_TypeError, "name: must be a str or None");
-          const std::string s = name.is_none() ? std::string() : std::string(py::str(name));
+          std::string s;
+          if (!name.is_none()) {
+            Py_ssize_t n = 0;
+            const char* utf8 = PyUnicode_AsUTF8AndSize(name.ptr(), &n);
+            if (utf8 == nullptr) {
+              PyErr_Clear();
+              Raise(PyExc_ValueError, "name: not encodable as UTF-8");
+            }
+            s.assign(utf8, static_cast<size_t>(n));
+          }
           if (s.find('\0') != std::string::npos) Raise(PyExc_ValueError, "name: contains a NUL character");
           Check(qlinear_set_target(name.is_none() ? nullptr : s.c_str()));
         },
         arg("name"),
         "set_target(name)\n--\n\nPins every later call of the process to one SIMD target (a name from "
-        "compiled_targets());\nNone or \"\" unpins. All targets give identical results.");
+        "supported_targets());\nNone or \"\" unpins. All targets give identical results.");
   m.def("openmp_enabled", [] { return qlinear_openmp_enabled() != 0; },
         "openmp_enabled()\n--\n\nWhether threads=N runs on OpenMP (otherwise such calls run serially).");
   m.def("dtype_name",

@@ -235,11 +235,38 @@ def test_sharded_errors():
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape="ab", granularity="tensor")
     with pytest.raises(TypeError):
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8")  # shape= is required
+    with pytest.raises(TypeError, match="shape: must be a sequence of ints"):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=np.array(4), granularity="tensor")
+    with pytest.raises(ValueError, match="shape: the element count overflows"):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=(2**62, 4), granularity="tensor")
+    with pytest.raises(TypeError, match="x_dtype: dynamic quantization takes float32, float16 or bfloat16"):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=[4], granularity="tensor",
+                               x_dtype="int8")
     x = np.ones((4, 8), np.float32)
     with pytest.raises(ValueError, match=r"first, count: \[5, 5 \+ 32\) must lie within"):
         qlinear.dynamic_ranges(x, "int8", shape=[4, 8], first=5)
     with pytest.raises(ValueError, match="axis: 5 is out of range"):
         qlinear.dynamic_ranges(x, "int8", granularity="axis", axis=5)
+
+
+@pytest.mark.parametrize("output_dtype", ["int4", "uint4", "int2", "uint8"])
+def test_minmax_with_no_groups(output_dtype):
+    # [6, 0] per column: no group, empty scale and zero point (sub-byte ones too).
+    x = np.zeros((6, 0), np.float32)
+    s, z = qlinear.dynamic_scales(np.zeros((0, 2), np.float32), output_dtype, shape=x.shape, rule="minmax",
+                                  granularity="axis", axis=1)
+    assert s.shape == (0,) and z.shape == (0,)
+    y, s, z = qlinear.quantize_dynamic(x, output_dtype, rule="minmax", granularity="axis", axis=1)
+    assert y.shape == (6, 0) and s.shape == (0,) and z.shape == (0,)
+
+
+def test_packed_zero_points_from_ranges():
+    x = np.arange(32, dtype=np.float32).reshape(4, 8) - 5
+    kw = dict(rule="minmax", granularity="axis", axis=0)
+    _, s, z = qlinear.quantize_dynamic(x, "uint4", packed=True, **kw)
+    s2, z2 = qlinear.dynamic_scales(qlinear.dynamic_ranges(x, "uint4", **kw), "uint4", shape=x.shape, packed=True,
+                                    **kw)
+    assert z.shape == (2,) and np.array_equal(z2, z) and s2.tobytes() == s.tobytes()
 
 
 def test_set_target_pins_and_unpins():
@@ -254,3 +281,5 @@ def test_set_target_pins_and_unpins():
         qlinear.set_target("BOGUS")
     with pytest.raises(TypeError, match="name: must be a str or None"):
         qlinear.set_target(3)
+    with pytest.raises(ValueError, match="name: not encodable as UTF-8"):
+        qlinear.set_target("\ud800")
