@@ -104,6 +104,83 @@ int64_t StorageBytes(int32_t code, int64_t n) {
 
 const char* TypeName(int32_t code) { return qlinear_dtype_name(code); }
 
+// ---- sub-byte codes: one per element <-> packed bytes ------------------------------------------
+//
+// Element i lies in bits [(i % per) * bits, (i % per + 1) * bits) of byte i / per (ONNX's
+// packing). Both directions go a packed byte at a time with `per` a constant, in loops the
+// compiler vectorizes: a loop that divided by a run-time `per` for every element cost 2.2 ms
+// per 2^20 codes, 40 times the library's int4 QuantizeLinear.
+
+// 4-bit codes from packed bytes to one byte each, sign-extended for signed types ((v ^ s) - s
+// with s the sign bit, 0 for unsigned ones). The compiler vectorizes it (interleaved stores).
+void SpreadNibbles(const uint8_t* packed, int64_t bytes, unsigned flip, uint8_t* out) {
+  for (int64_t j = 0; j < bytes; ++j) {
+    const unsigned b = packed[j];
+    out[2 * j] = static_cast<uint8_t>(((b & 15u) ^ flip) - flip);
+    out[2 * j + 1] = static_cast<uint8_t>(((b >> 4) ^ flip) - flip);
+  }
+}
+
+// count codes of `bits` bits from packed bytes to one byte each. 2-bit codes go through a
+// table of every byte's four codes (4-way interleaved stores vectorized 6 times slower).
+void SpreadCodes(const uint8_t* packed, int64_t count, int bits, bool is_signed, uint8_t* out) {
+  const int per = 8 / bits;
+  const int64_t whole = count / per;
+  const unsigned flip = is_signed ? 1u << (bits - 1) : 0u;
+  auto code = [&](unsigned b, int k) {
+    return static_cast<uint8_t>((((b >> (k * bits)) & ((1u << bits) - 1)) ^ flip) - flip);
+  };
+  if (bits == 4) {
+    SpreadNibbles(packed, whole, flip, out);
+  } else {
+    uint8_t table[256][4];
+    for (unsigned b = 0; b < 256; ++b) {
+      for (int k = 0; k < 4; ++k) table[b][k] = code(b, k);
+    }
+    for (int64_t j = 0; j < whole; ++j) std::memcpy(out + 4 * j, table[packed[j]], 4);
+  }
+  for (int64_t i = whole * per; i < count; ++i) out[i] = code(packed[whole], static_cast<int>(i - whole * per));
+}
+
+// Packs `bytes` whole bytes of codes, kPer per byte.
+template <int kBits>
+void PackBytes(const uint8_t* codes, int64_t bytes, uint8_t* packed) {
+  constexpr int kPer = 8 / kBits;
+  constexpr unsigned kMask = (1u << kBits) - 1;
+  for (int64_t j = 0; j < bytes; ++j) {
+    unsigned b = 0;
+    for (int k = 0; k < kPer; ++k) b |= (codes[j * kPer + k] & kMask) << (k * kBits);
+    packed[j] = static_cast<uint8_t>(b);
+  }
+}
+
+// count one-byte codes (raw bytes of int8 or uint8 storage) into packed bytes: -1, or the index
+// of the first code outside code_min..code_max (nothing written then). The check is a loop of
+// its own, branch-free (uint8(c - low) <= range), and a search only when it failed.
+int64_t PackCodeBytes(const uint8_t* codes, int64_t count, int bits, int code_min, int code_max, uint8_t* packed) {
+  const uint8_t low = static_cast<uint8_t>(code_min), range = static_cast<uint8_t>(code_max - code_min);
+  uint8_t worst = 0;
+  for (int64_t i = 0; i < count; ++i) worst = std::max(worst, static_cast<uint8_t>(codes[i] - low));
+  if (worst > range) {
+    for (int64_t i = 0;; ++i) {
+      if (static_cast<uint8_t>(codes[i] - low) > range) return i;
+    }
+  }
+  const int per = 8 / bits;
+  const int64_t whole = count / per;
+  if (bits == 4) {
+    PackBytes<4>(codes, whole, packed);
+  } else {
+    PackBytes<2>(codes, whole, packed);
+  }
+  if (count > whole * per) {
+    unsigned b = 0;
+    for (int64_t i = whole * per; i < count; ++i) b |= (codes[i] & ((1u << bits) - 1)) << ((i - whole * per) * bits);
+    packed[whole] = static_cast<uint8_t>(b);
+  }
+  return -1;
+}
+
 std::string NumpyName(int type_num) {
   PyArray_Descr* d = PyArray_DescrFromType(type_num);
   if (d == nullptr) {
@@ -398,16 +475,10 @@ class Operand {
 int64_t Operand::PackCodes(int64_t first, int64_t count) {
   const TypeFacts f = Facts(type());
   packed_codes_.assign(static_cast<size_t>(StorageBytes(type(), count)), 0);
-  const int per = 8 / f.bits;
-  const int mask = (1 << f.bits) - 1;
-  const bool is_signed = f.storage == NPY_INT8;
   const uint8_t* src = static_cast<const uint8_t*>(PyArray_DATA(array())) + first;
   uint8_t* dst = packed_codes_.data();
-  for (int64_t i = 0; i < count; ++i) {
-    const int v = is_signed ? static_cast<int8_t>(src[i]) : src[i];
-    if (v < f.code_min || v > f.code_max) return first + i;
-    dst[i / per] = static_cast<uint8_t>(dst[i / per] | ((v & mask) << ((i % per) * f.bits)));
-  }
+  const int64_t bad = PackCodeBytes(src, count, f.bits, f.code_min, f.code_max, dst);
+  if (bad >= 0) return first + bad;
   view_.data = dst;
   return -1;
 }
@@ -741,14 +812,7 @@ struct Output {
   void Finish() {
     if (staging.empty()) return;
     const TypeFacts f = Facts(type);
-    const int per = 8 / f.bits, mask = (1 << f.bits) - 1, sign = 1 << (f.bits - 1);
-    const bool is_signed = f.storage == NPY_INT8;
-    uint8_t* dst = static_cast<uint8_t*>(PyArray_DATA(Arr(array)));
-    for (int64_t i = 0; i < count; ++i) {
-      int v = (staging[i / per] >> ((i % per) * f.bits)) & mask;
-      if (is_signed && (v & sign)) v -= 2 * sign;
-      dst[i] = static_cast<uint8_t>(v);
-    }
+    SpreadCodes(staging.data(), count, f.bits, f.storage == NPY_INT8, static_cast<uint8_t*>(PyArray_DATA(Arr(array))));
   }
 };
 

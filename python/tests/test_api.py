@@ -82,9 +82,12 @@ def numpy_pack(codes, bits):
     return out.astype(np.uint8)
 
 
-@pytest.mark.parametrize("name,bits,lo,hi,storage", [
+SUB_BYTE_TYPES = [
     ("int4", 4, -8, 7, np.int8), ("uint4", 4, 0, 15, np.uint8), ("float4e2m1", 4, 0, 15, np.uint8),
-    ("int2", 2, -2, 1, np.int8), ("uint2", 2, 0, 3, np.uint8)])
+    ("int2", 2, -2, 1, np.int8), ("uint2", 2, 0, 3, np.uint8)]
+
+
+@pytest.mark.parametrize("name,bits,lo,hi,storage", SUB_BYTE_TYPES)
 def test_sub_byte_codes_and_packing(name, bits, lo, hi, storage):
     rng = np.random.default_rng(bits)
     codes = rng.integers(lo, hi + 1, size=(3, 11)).astype(storage)
@@ -106,6 +109,32 @@ def test_sub_byte_codes_and_packing(name, bits, lo, hi, storage):
     np.testing.assert_array_equal(yp, numpy_pack(y, bits))
     if name != "float4e2m1":
         np.testing.assert_array_equal(y, np.clip(np.rint(x / np.float32(0.5)), lo, hi))
+
+
+@pytest.mark.parametrize("name,bits,lo,hi,storage", SUB_BYTE_TYPES)
+def test_packing_every_length_code_and_bad_index(name, bits, lo, hi, storage):
+    # Every length up to 17 and longer ones (whole bytes and tails), every code, both directions;
+    # one code out of range anywhere (head, vector body, tail) is named by its index.
+    rng = np.random.default_rng(16 * bits + hi)
+    every = np.arange(lo, hi + 1).astype(storage)
+    for n in list(range(18)) + [255, 1000, 4099]:
+        codes = np.resize(every, n).astype(storage)
+        rng.shuffle(codes)
+        packed = qlinear.pack(codes, name)
+        np.testing.assert_array_equal(packed, numpy_pack(codes, bits))
+        np.testing.assert_array_equal(qlinear.unpack(packed, name, (n,)), codes)
+        y = qlinear.quantize_linear(codes.astype(np.float32), 1.0, output_dtype=name)
+        if name != "float4e2m1":
+            np.testing.assert_array_equal(y, codes)
+            np.testing.assert_array_equal(qlinear.dequantize_linear(codes, 1.0, x_dtype=name), codes)
+        for pos in sorted({0, n // 2, n - 1}) if n else []:
+            for bad in ([hi + 1, lo - 1] if storage == np.int8 else [hi + 1, 255]):
+                wrong = codes.copy()
+                wrong[pos] = bad
+                with pytest.raises(ValueError, match=f"element {pos} is {bad}, outside"):
+                    qlinear.pack(wrong, name)
+                with pytest.raises(ValueError, match=f"element {pos} is {bad}, outside"):
+                    qlinear.dequantize_linear(wrong, 1.0, x_dtype=name)
 
 
 def test_numbers_as_scale_and_zero_point():
