@@ -121,25 +121,38 @@ void SpreadNibbles(const uint8_t* packed, int64_t bytes, unsigned flip, uint8_t*
   }
 }
 
+// Every byte's four 2-bit codes, sign-extended when kSigned (built by the compiler).
+template <bool kSigned>
+struct TwoBitFields {
+  uint8_t code[256][4] = {};
+  constexpr TwoBitFields() {
+    for (unsigned b = 0; b < 256; ++b) {
+      for (unsigned k = 0; k < 4; ++k) {
+        const unsigned v = (b >> (2 * k)) & 3u, flip = kSigned ? 2u : 0u;
+        code[b][k] = static_cast<uint8_t>(((v ^ flip) - flip) & 0xFFu);
+      }
+    }
+  }
+};
+constexpr TwoBitFields<true> kSignedTwoBit;
+constexpr TwoBitFields<false> kUnsignedTwoBit;
+
 // count codes of `bits` bits from packed bytes to one byte each. 2-bit codes go through a
 // table of every byte's four codes (4-way interleaved stores vectorized 6 times slower).
 void SpreadCodes(const uint8_t* packed, int64_t count, int bits, bool is_signed, uint8_t* out) {
   const int per = 8 / bits;
   const int64_t whole = count / per;
   const unsigned flip = is_signed ? 1u << (bits - 1) : 0u;
-  auto code = [&](unsigned b, int k) {
-    return static_cast<uint8_t>((((b >> (k * bits)) & ((1u << bits) - 1)) ^ flip) - flip);
-  };
   if (bits == 4) {
     SpreadNibbles(packed, whole, flip, out);
   } else {
-    uint8_t table[256][4];
-    for (unsigned b = 0; b < 256; ++b) {
-      for (int k = 0; k < 4; ++k) table[b][k] = code(b, k);
-    }
+    const auto& table = is_signed ? kSignedTwoBit.code : kUnsignedTwoBit.code;
     for (int64_t j = 0; j < whole; ++j) std::memcpy(out + 4 * j, table[packed[j]], 4);
   }
-  for (int64_t i = whole * per; i < count; ++i) out[i] = code(packed[whole], static_cast<int>(i - whole * per));
+  for (int64_t i = whole * per; i < count; ++i) {
+    const unsigned v = (packed[whole] >> ((i - whole * per) * bits)) & ((1u << bits) - 1);
+    out[i] = static_cast<uint8_t>((v ^ flip) - flip);
+  }
 }
 
 // Packs `bytes` whole bytes of codes, kPer per byte.
@@ -162,7 +175,8 @@ int64_t PackCodeBytes(const uint8_t* codes, int64_t count, int bits, int code_mi
   uint8_t worst = 0;
   for (int64_t i = 0; i < count; ++i) worst = std::max(worst, static_cast<uint8_t>(codes[i] - low));
   if (worst > range) {
-    for (int64_t i = 0;; ++i) {
+    // (Bounded: a caller's thread may change the codes meanwhile.)
+    for (int64_t i = 0; i < count; ++i) {
       if (static_cast<uint8_t>(codes[i] - low) > range) return i;
     }
   }
@@ -474,7 +488,8 @@ class Operand {
 
 int64_t Operand::PackCodes(int64_t first, int64_t count) {
   const TypeFacts f = Facts(type());
-  packed_codes_.assign(static_cast<size_t>(StorageBytes(type(), count)), 0);
+  // At least one byte: an empty slice still hands the C call a valid pointer.
+  packed_codes_.assign(std::max<size_t>(static_cast<size_t>(StorageBytes(type(), count)), 1), 0);
   const uint8_t* src = static_cast<const uint8_t*>(PyArray_DATA(array())) + first;
   uint8_t* dst = packed_codes_.data();
   const int64_t bad = PackCodeBytes(src, count, f.bits, f.code_min, f.code_max, dst);

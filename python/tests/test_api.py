@@ -127,6 +127,10 @@ def test_packing_every_length_code_and_bad_index(name, bits, lo, hi, storage):
         if name != "float4e2m1":
             np.testing.assert_array_equal(y, codes)
             np.testing.assert_array_equal(qlinear.dequantize_linear(codes, 1.0, x_dtype=name), codes)
+        # An empty slice of one-code-per-element codes, at the end and inside.
+        for first in sorted({0, n // 2, n}):
+            empty = qlinear.dequantize_linear(codes, 1.0, x_dtype=name, first=first, count=0)
+            assert empty.shape == (0,) and empty.dtype == np.float32
         for pos in sorted({0, n // 2, n - 1}) if n else []:
             for bad in ([hi + 1, lo - 1] if storage == np.int8 else [hi + 1, 255]):
                 wrong = codes.copy()
