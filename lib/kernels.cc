@@ -409,6 +409,14 @@ bool ReciprocalPathChosen() {
   return path == QuantizePath::kAuto ? QLINEAR_DISPATCH(ReciprocalPathDriver)() : path == QuantizePath::kReciprocal;
 }
 
+// Highway's choice of target, made when the library is loaded instead of in the caller's first
+// call: it runs about ten CPUID instructions, which a hypervisor traps (about 5 us each on a KVM
+// guest, 50 us in all), so that the first call costs what later calls cost.
+[[maybe_unused]] const bool g_target_chosen_at_load = [] {
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  return true;
+}();
+
 // The entry of a dispatch table for the pinned target (its index as Highway's own chooser
 // computes it), or Highway's choice.
 size_t DispatchIndex() {

@@ -1,7 +1,7 @@
 // 8 threads call the C API at once on shared inputs (different output types and granularities)
-// and must get the serial results. The first calls race on Highway's dispatch initialisation:
-// this is its own process, and the threads start before any other call. Run under
-// ThreadSanitizer by the `tsan` preset.
+// and must get the serial results. The first calls race on the settings read once
+// (QLINEAR_TARGET, QLINEAR_QUANTIZE_PATH): this is its own process, and the threads start before
+// any other call. Run under ThreadSanitizer by the `tsan` preset.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
