@@ -411,7 +411,7 @@ bool ReciprocalPathChosen() {
 
 // Highway's choice of target, made when the library is loaded instead of in the caller's first
 // call: it runs about ten CPUID instructions, which a hypervisor traps (about 5 us each on a KVM
-// guest, 50 us in all), so that the first call costs what later calls cost.
+// guest, 50 us in all), and the first call need not pay for them.
 [[maybe_unused]] const bool g_target_chosen_at_load = [] {
   hwy::GetChosenTarget().Update(hwy::SupportedTargets());
   return true;

@@ -111,13 +111,17 @@ const char* TypeName(int32_t code) { return qlinear_dtype_name(code); }
 // compiler vectorizes: a loop that divided by a run-time `per` for every element cost 2.2 ms
 // per 2^20 codes, 40 times the library's int4 QuantizeLinear.
 
-// 4-bit codes from packed bytes to one byte each, sign-extended for signed types ((v ^ s) - s
-// with s the sign bit, 0 for unsigned ones). The compiler vectorizes it (interleaved stores).
+// Field k (of `bits` bits) of a packed byte as one code, sign-extended for signed types:
+// (v ^ s) - s with `flip` s the sign bit (0 for unsigned types).
+constexpr uint8_t FieldOf(unsigned byte, int k, int bits, unsigned flip) {
+  return static_cast<uint8_t>(((((byte >> (k * bits)) & ((1u << bits) - 1)) ^ flip) - flip) & 0xFFu);
+}
+
+// 4-bit codes from packed bytes to one byte each. The compiler vectorizes it (interleaved stores).
 void SpreadNibbles(const uint8_t* packed, int64_t bytes, unsigned flip, uint8_t* out) {
   for (int64_t j = 0; j < bytes; ++j) {
-    const unsigned b = packed[j];
-    out[2 * j] = static_cast<uint8_t>(((b & 15u) ^ flip) - flip);
-    out[2 * j + 1] = static_cast<uint8_t>(((b >> 4) ^ flip) - flip);
+    out[2 * j] = FieldOf(packed[j], 0, 4, flip);
+    out[2 * j + 1] = FieldOf(packed[j], 1, 4, flip);
   }
 }
 
@@ -127,10 +131,7 @@ struct TwoBitFields {
   uint8_t code[256][4] = {};
   constexpr TwoBitFields() {
     for (unsigned b = 0; b < 256; ++b) {
-      for (unsigned k = 0; k < 4; ++k) {
-        const unsigned v = (b >> (2 * k)) & 3u, flip = kSigned ? 2u : 0u;
-        code[b][k] = static_cast<uint8_t>(((v ^ flip) - flip) & 0xFFu);
-      }
+      for (int k = 0; k < 4; ++k) code[b][k] = FieldOf(b, k, 2, kSigned ? 2u : 0u);
     }
   }
 };
@@ -149,10 +150,7 @@ void SpreadCodes(const uint8_t* packed, int64_t count, int bits, bool is_signed,
     const auto& table = is_signed ? kSignedTwoBit.code : kUnsignedTwoBit.code;
     for (int64_t j = 0; j < whole; ++j) std::memcpy(out + 4 * j, table[packed[j]], 4);
   }
-  for (int64_t i = whole * per; i < count; ++i) {
-    const unsigned v = (packed[whole] >> ((i - whole * per) * bits)) & ((1u << bits) - 1);
-    out[i] = static_cast<uint8_t>((v ^ flip) - flip);
-  }
+  for (int64_t i = whole * per; i < count; ++i) out[i] = FieldOf(packed[whole], static_cast<int>(i - whole * per), bits, flip);
 }
 
 // Packs `bytes` whole bytes of codes, kPer per byte.
@@ -182,15 +180,14 @@ int64_t PackCodeBytes(const uint8_t* codes, int64_t count, int bits, int code_mi
   }
   const int per = 8 / bits;
   const int64_t whole = count / per;
-  if (bits == 4) {
-    PackBytes<4>(codes, whole, packed);
-  } else {
-    PackBytes<2>(codes, whole, packed);
-  }
-  if (count > whole * per) {
-    unsigned b = 0;
-    for (int64_t i = whole * per; i < count; ++i) b |= (codes[i] & ((1u << bits) - 1)) << ((i - whole * per) * bits);
-    packed[whole] = static_cast<uint8_t>(b);
+  auto pack = [bits](const uint8_t* c, int64_t bytes, uint8_t* p) {
+    return bits == 4 ? PackBytes<4>(c, bytes, p) : PackBytes<2>(c, bytes, p);
+  };
+  pack(codes, whole, packed);
+  if (count > whole * per) {  // the last byte's codes, padded with zero codes
+    uint8_t last[4] = {};
+    std::memcpy(last, codes + whole * per, static_cast<size_t>(count - whole * per));
+    pack(last, 1, packed + whole);
   }
   return -1;
 }
