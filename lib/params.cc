@@ -154,6 +154,19 @@ void ParamsWorkspace::Reserve(int64_t groups) {
 
 namespace {
 
+// The calling thread's workspace for calls that bring none, up to this many groups (16 bytes
+// each: 1 MiB). Freed and allocated afresh for every call, blocks this large are mapped and
+// unmapped by glibc each time in a program whose heap has nothing above them, and their page
+// faults then cost a [256, 4096] QuantizeLinear in blocks of 32 about as much as its arithmetic
+// (docs/performance.md). `busy`: held by a live DecodedParams (a nested call on the same
+// thread, from inside a caller's parallel-for, allocates its own).
+constexpr int64_t kThreadWorkspaceGroups = int64_t{1} << 16;
+struct ThreadWorkspace {
+  ParamsWorkspace ws;
+  bool busy = false;
+};
+thread_local ThreadWorkspace t_workspace;
+
 // n elements: the workspace's array when given, else `own`, allocated now.
 template <class T>
 T* Buffer(std::unique_ptr<T[]>& own, T* workspace, int64_t n) {
@@ -171,6 +184,12 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   ScaleWindow(l, begin, end, &first, &n);
   n_ = n;
   if (ws != nullptr && n > ws->capacity) ws = nullptr;  // too small: allocate
+  if (ws == nullptr && n > 1 && n <= kThreadWorkspaceGroups && !t_workspace.busy) {
+    t_workspace.ws.Reserve(n);  // may throw std::bad_alloc, before any output is written
+    t_workspace.busy = true;
+    held_ = &t_workspace.busy;
+    ws = &t_workspace.ws;
+  }
   float* s = &scale0_;
   int32_t* z = &zp0_;
   // DequantizeLinear reads no zero points (QuantParams::zps null) without a zero point, and for
@@ -206,6 +225,10 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     }
   }
   prm_.vector = true;
+}
+
+DecodedParams::~DecodedParams() {
+  if (held_ != nullptr) *held_ = false;
 }
 
 namespace {

@@ -17,7 +17,8 @@ namespace qlinear {
 enum class ParamsFor { kDivision, kReciprocal, kDequantize };
 
 // Per-group buffers for DecodedParams (QuantizePlan::workspace): with capacity >= the groups a
-// call decodes, it allocates nothing.
+// call decodes, it allocates nothing. Without one, DecodedParams uses its thread's own
+// (kThreadWorkspaceGroups), kept between calls.
 struct ParamsWorkspace {
   std::unique_ptr<float[]> scales, recips, offsets;
   std::unique_ptr<int32_t[]> zps;
@@ -35,6 +36,7 @@ class DecodedParams {
  public:
   DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type, const void* scale,
                 DType zp_type, const void* zp, Prec prec, ParamsFor use, ParamsWorkspace* ws = nullptr);
+  ~DecodedParams();
   DecodedParams(const DecodedParams&) = delete;
   DecodedParams& operator=(const DecodedParams&) = delete;
   const QuantParams& params() const { return prm_; }
@@ -50,6 +52,7 @@ class DecodedParams {
 
  private:
   int64_t n_ = 1;  // scales (and zero points) decoded
+  bool* held_ = nullptr;  // the busy flag of the thread workspace this object holds, if any
   float scale0_ = 1.0f;
   int32_t zp0_ = 0;
   float recip0_ = 1.0f;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "qlinear/qlinear.h"
@@ -60,9 +62,17 @@ void EveryAllocationFails(const Buffers& expected, const char* what, Call call) 
   for (int64_t k = 1; k < 10000; ++k) {
     Buffers b{std::vector<uint8_t>(expected.y.size(), kSentinel), std::vector<uint8_t>(expected.scale.size(), kSentinel),
               std::vector<uint8_t>(expected.zp.size(), kSentinel)};
-    g_fail_countdown.store(k);
-    const qlinear_status s = call(&b);
-    const int64_t left = g_fail_countdown.exchange(0);
+    // Each attempt on a new thread: its scratch buffer (qlinear.h) is empty, as in a thread's
+    // first call, so the call allocates it.
+    qlinear_status s = QLINEAR_OK;
+    int64_t left = 0;
+    std::string message;
+    std::thread([&] {
+      g_fail_countdown.store(k);
+      s = call(&b);
+      left = g_fail_countdown.exchange(0);
+      message = qlinear_last_error();
+    }).join();
     if (s == QLINEAR_OUT_OF_MEMORY) {
       ++failures;
       for (const std::vector<uint8_t>* v : {&b.y, &b.scale, &b.zp}) {
@@ -73,7 +83,7 @@ void EveryAllocationFails(const Buffers& expected, const char* what, Call call) 
       }
       continue;
     }
-    ASSERT_EQ(s, QLINEAR_OK) << what << ", allocation " << k << ": " << qlinear_last_error();
+    ASSERT_EQ(s, QLINEAR_OK) << what << ", allocation " << k << ": " << message;
     if (left > 0) {  // made fewer than k allocations: every one of them has failed once
       EXPECT_EQ(b.y, expected.y) << what;
       EXPECT_EQ(b.scale, expected.scale) << what;
@@ -190,6 +200,49 @@ TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
   EveryAllocationFails(d, "DequantizeLinear blocked", [&](Buffers* b) {
     return qlinear_dequantize_linear(&tq, &ts, &tz, &da, b->y.data(), b->y.size());
   });
+}
+
+// A thread keeps its scratch between calls (qlinear.h): a later call of the same or a smaller
+// size allocates nothing; glibc would otherwise map and unmap blocks this large on every call.
+TEST(OutOfMemory, LaterCallsOnAThreadAllocateNothing) {
+  const std::vector<int64_t> shape{256, 1024}, sshape{8, 1024}, small_sshape{2, 1024};
+  const std::vector<float> x = Values(256 * 1024);
+  std::vector<float> scales(8 * 1024);
+  std::vector<uint8_t> zps(scales.size() / 2);  // uint4, packed
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
+  for (size_t i = 0; i < zps.size(); ++i) zps[i] = static_cast<uint8_t>(i * 37);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
+  const qlinear_tensor tz{QLINEAR_DTYPE_UINT4, 2, sshape.data(), zps.data()};
+  const std::vector<int64_t> small_shape{64, 1024};
+  const qlinear_tensor small_x{QLINEAR_DTYPE_FLOAT, 2, small_shape.data(), x.data()};
+  const qlinear_tensor small_s{QLINEAR_DTYPE_FLOAT, 2, small_sshape.data(), scales.data()};
+  const qlinear_tensor small_z{QLINEAR_DTYPE_UINT4, 2, small_sshape.data(), zps.data()};
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = 0;
+  qa.block_size = 32;
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = 0;
+  da.block_size = 32;
+  std::vector<uint8_t> q(x.size() / 2), q2(q.size());
+  std::vector<float> d(x.size()), d2(d.size());
+  std::thread([&] {
+    ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &qa, q.data(), q.size()), QLINEAR_OK) << qlinear_last_error();
+    const qlinear_tensor tq{QLINEAR_DTYPE_UINT4, 2, shape.data(), q.data()};
+    ASSERT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, d.data(), d.size() * 4), QLINEAR_OK);
+    g_fail_countdown.store(1);  // the next allocation fails
+    EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &qa, q2.data(), q2.size()), QLINEAR_OK) << qlinear_last_error();
+    EXPECT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, d2.data(), d2.size() * 4), QLINEAR_OK);
+    EXPECT_EQ(qlinear_quantize_linear(&small_x, &small_s, &small_z, &qa, q2.data(), q2.size()), QLINEAR_OK);
+    EXPECT_EQ(g_fail_countdown.exchange(0), 1) << "a later call allocated";
+  }).join();
+  const qlinear_tensor tq{QLINEAR_DTYPE_UINT4, 2, shape.data(), q.data()};
+  std::vector<float> expected(d.size());
+  ASSERT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, expected.data(), expected.size() * 4), QLINEAR_OK);
+  EXPECT_EQ(d2, expected);
+  EXPECT_EQ(q2, q);  // the small call's rows are the first 64 of the large one's
 }
 
 // A shard's ranges (qlinear_dynamic_ranges) are an output too: its statistics are allocated

@@ -294,6 +294,53 @@ TEST(Parallel, CallerRunnerAndOpenMPMatchSerial) {
   }
 }
 
+// A caller's parallel-for that runs the tasks on the calling thread and, before each, makes a
+// call of its own there (a pool that works on other jobs while it waits): per-group parameters
+// decoded by the outer call must survive the nested ones, which decode other scales of other
+// sizes on the same thread.
+struct NestingRunner {
+  Call* inner;
+  std::vector<uint8_t> inner_whole;
+  int64_t tasks = 0;
+  static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* ctx) {
+    NestingRunner& r = *static_cast<NestingRunner*>(self);
+    for (int64_t i = 0; i < count; ++i) {
+      std::vector<uint8_t> y(r.inner->y_bytes, 0x55);
+      EXPECT_EQ(qlinear_quantize_linear(&r.inner->tx, &r.inner->ts, nullptr, &r.inner->a, y.data(), y.size()),
+                QLINEAR_OK);
+      EXPECT_EQ(y, r.inner_whole) << "nested call, task " << i;
+      task(ctx, i);
+      ++r.tasks;
+    }
+  }
+};
+
+TEST(Parallel, NestedCallsOnTheCallingThreadKeepTheirOwnParameters) {
+  const Layout2D outer_layout{{256, 1000}, {8, 1000}, 0, 32, "blocked, outer axis"};
+  const Layout2D inner_layouts[] = {{{40, 150}, {40, 5}, 1, 32, "blocked, last axis"},
+                                    {{64, 5000}, {2, 5000}, 0, 32, "blocked, outer axis, more groups"}};
+  for (const Layout2D& inner_layout : inner_layouts) {
+    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT4}) {
+      Call outer(outer_layout, yt), inner(inner_layout, yt);
+      for (size_t k = 0; k < inner.scales.size(); ++k) inner.scales[k] = 0.5f + 0.25f * static_cast<float>(k % 3);
+      const std::vector<uint8_t> whole = outer.Whole();
+      NestingRunner runner{&inner, inner.Whole()};
+      qlinear_parallel_options o;
+      qlinear_parallel_options_init(&o);
+      o.max_threads = 4;
+      o.min_elements_per_task = 10000;
+      o.parallel_for = NestingRunner::ParallelFor;
+      o.runner_context = &runner;
+      std::vector<uint8_t> y(outer.y_bytes, 0);
+      ASSERT_EQ(qlinear_quantize_linear_parallel(&outer.tx, &outer.ts, nullptr, &outer.a, y.data(), y.size(), &o),
+                QLINEAR_OK)
+          << qlinear_last_error();
+      EXPECT_EQ(runner.tasks, 4);
+      ASSERT_EQ(y, whole) << qlinear_dtype_name(yt) << ", nested: " << inner_layout.what;
+    }
+  }
+}
+
 TEST(Parallel, SmallTensorsStayOnTheCallingThreadAndBadOptionsFail) {
   Call c(kSetups[0], QLINEAR_DTYPE_INT8);
   ThreadRunner runner;

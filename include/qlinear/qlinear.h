@@ -31,7 +31,9 @@
  *   call needs is allocated before its first output byte too: QLINEAR_OUT_OF_MEMORY also
  *   leaves the outputs untouched (OpenMP's team excepted: see qlinear_parallel_options).
  * - All functions are reentrant and thread-safe; no global state is written after the first
- *   call (Highway's choice of the CPU's target is made when the library is loaded).
+ *   call (Highway's choice of the CPU's target is made when the library is loaded). Each thread
+ *   that calls keeps one scratch buffer between its calls, for the per-group parameters of
+ *   per-axis and blocked calls (16 bytes per scale, at most 1 MiB; freed when the thread exits).
  *
  * Semantics in brief (docs/semantics.md gives every decision with its reason):
  * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
