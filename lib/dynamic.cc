@@ -73,17 +73,25 @@ GroupScale PowerOfTwo(int e) {
 }
 
 // Sub-byte zero points of groups [g0, g0 + n): whole bytes where they start on one, else field
-// by field (the first field of a byte writes it, so its padding is zero).
+// by field (the first field of a byte writes it, so its padding is zero). Whole bytes go
+// through a stack buffer that the compiler knows aliases nothing (stores through uint8_t* may
+// alias z, which kept the loop scalar: 6% of a MINMAX uint4 quantization in blocks of 32).
 template <int kBits>
 void PackZeroPoints(const int32_t* z, int64_t g0, int64_t n, uint8_t* dst) {
   constexpr int kPer = 8 / kBits;
   constexpr unsigned kMask = (1u << kBits) - 1;
+  constexpr int64_t kBatch = 256;
   int64_t g = g0;
   if (g % kPer == 0) {
-    for (; g + kPer <= g0 + n; g += kPer) {
-      unsigned byte = 0;
-      for (int k = 0; k < kPer; ++k) byte |= (static_cast<unsigned>(z[g - g0 + k]) & kMask) << (k * kBits);
-      dst[g / kPer] = static_cast<uint8_t>(byte);
+    uint8_t buf[kBatch];
+    for (int64_t bytes; (bytes = std::min(kBatch, (g0 + n - g) / kPer)) > 0; g += bytes * kPer) {
+      const int32_t* from = z + (g - g0);
+      for (int64_t i = 0; i < bytes; ++i) {
+        unsigned byte = 0;
+        for (int k = 0; k < kPer; ++k) byte |= (static_cast<unsigned>(from[i * kPer + k]) & kMask) << (k * kBits);
+        buf[i] = static_cast<uint8_t>(byte);
+      }
+      std::memcpy(dst + g / kPer, buf, static_cast<size_t>(bytes));
     }
   }
   for (; g < g0 + n; ++g) {
