@@ -143,36 +143,63 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
 }  // namespace
 
 void ParamsWorkspace::Reserve(int64_t groups) {
-  if (groups <= capacity) return;
-  const size_t n = static_cast<size_t>(groups);
-  scales.reset(new float[n]);
-  recips.reset(new float[n]);
-  offsets.reset(new float[n]);
-  zps.reset(new int32_t[n]);
-  capacity = groups;
+  scales.Reserve(groups);
+  recips.Reserve(groups);
+  offsets.Reserve(groups);
+  zps.Reserve(groups);
+}
+
+int64_t ParamsWorkspace::Bytes() const {
+  return 4 * (scales.capacity + recips.capacity + offsets.capacity + zps.capacity);
 }
 
 namespace {
 
-// The calling thread's workspace for calls that bring none, up to this many groups (16 bytes
-// each: 1 MiB). Freed and allocated afresh for every call, blocks this large are mapped and
-// unmapped by glibc each time in a program whose heap has nothing above them, and their page
-// faults then cost a [256, 4096] QuantizeLinear in blocks of 32 about as much as its arithmetic
-// (docs/performance.md). `busy`: held by a live DecodedParams (a nested call on the same
-// thread, from inside a caller's parallel-for, allocates its own).
+// A calling thread's workspaces for calls that bring none, each for up to this many groups
+// (16 bytes each at most: 1 MiB). Freed and allocated afresh for every call, blocks this large
+// are mapped and unmapped by glibc each time in a program whose heap has nothing above them,
+// and their page faults then cost a [256, 4096] QuantizeLinear in blocks of 32 about as much as
+// its arithmetic (docs/performance.md). Two: a masked QuantizeLinear decodes its parameters
+// twice at once. A DecodedParams takes a workspace (a nested call on the same thread, from a
+// caller's parallel-for, finds it gone and allocates its own) and gives it back when destroyed.
 constexpr int64_t kThreadWorkspaceGroups = int64_t{1} << 16;
-struct ThreadWorkspace {
-  ParamsWorkspace ws;
-  bool busy = false;
-};
-thread_local ThreadWorkspace t_workspace;
+constexpr int kThreadWorkspaces = 2;
+thread_local ParamsWorkspace t_workspaces[kThreadWorkspaces];
 
-// n elements: the workspace's array when given, else `own`, allocated now.
-template <class T>
-T* Buffer(std::unique_ptr<T[]>& own, T* workspace, int64_t n) {
-  if (workspace != nullptr) return workspace;
-  own.reset(new T[static_cast<size_t>(n)]);
-  return own.get();
+// The arrays a call decodes into, for n groups.
+struct ArraysNeeded {
+  bool scales, zps, recips, offsets;
+  int64_t n;
+  bool FitIn(const ParamsWorkspace& w) const {
+    return (!scales || w.scales.capacity >= n) && (!zps || w.zps.capacity >= n) &&
+           (!recips || w.recips.capacity >= n) && (!offsets || w.offsets.capacity >= n);
+  }
+  bool Any() const { return scales || zps || recips || offsets; }
+};
+
+// The smallest of the thread's workspaces that the arrays fit in, else the largest (to grow).
+ParamsWorkspace TakeThreadWorkspace(const ArraysNeeded& need) {
+  ParamsWorkspace* pick = nullptr;
+  for (ParamsWorkspace& w : t_workspaces) {
+    if (need.FitIn(w) && (pick == nullptr || w.Bytes() < pick->Bytes())) pick = &w;
+  }
+  if (pick == nullptr) {
+    for (ParamsWorkspace& w : t_workspaces) {
+      if (pick == nullptr || w.Bytes() > pick->Bytes()) pick = &w;
+    }
+  }
+  ParamsWorkspace taken = std::move(*pick);
+  *pick = ParamsWorkspace();  // (a moved-from workspace keeps its capacities)
+  return taken;
+}
+
+// Keeps w in an empty slot, or instead of a smaller one.
+void GiveBackThreadWorkspace(ParamsWorkspace&& w) {
+  ParamsWorkspace* smallest = &t_workspaces[0];
+  for (ParamsWorkspace& slot : t_workspaces) {
+    if (slot.Bytes() < smallest->Bytes()) smallest = &slot;
+  }
+  if (w.Bytes() > smallest->Bytes()) *smallest = std::move(w);
 }
 
 }  // namespace
@@ -183,26 +210,40 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
   n_ = n;
-  if (ws != nullptr && n > ws->capacity) ws = nullptr;  // too small: allocate
-  if (ws == nullptr && n > 1 && n <= kThreadWorkspaceGroups && !t_workspace.busy) {
-    t_workspace.ws.Reserve(n);  // may throw std::bad_alloc, before any output is written
-    t_workspace.busy = true;
-    held_ = &t_workspace.busy;
-    ws = &t_workspace.ws;
-  }
-  float* s = &scale0_;
-  int32_t* z = &zp0_;
   // DequantizeLinear reads no zero points (QuantParams::zps null) without a zero point, and for
   // float8/float4 inputs, whose zero points are validated to be zero and which decoders ignore.
   const Kind zp_kind = Info(zp_type).kind;
   const bool zps_needed = !(use == ParamsFor::kDequantize &&
                             (zp_kind == Kind::kMiniFloat || (zp == nullptr && zp_kind == Kind::kInt)));
-  if (n != 1 && zps_needed) z = Buffer(zps_, ws ? ws->zps.get() : nullptr, n);
-  if (scale_type == DType::kFloat32 && prec == Prec::kF32 &&
-      reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0) {
+  const bool scales_in_place = scale_type == DType::kFloat32 && prec == Prec::kF32 &&
+                               reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0;
+  const DTypeInfo& zi = Info(zp_type);
+  // The arrays this call decodes into (one group, or none, uses the members instead).
+  const bool many = n > 1;
+  ArraysNeeded need;
+  need.scales = many && !scales_in_place;
+  need.zps = many && zps_needed;
+  need.recips = many && use == ParamsFor::kReciprocal;
+  need.offsets = need.recips && zi.kind == Kind::kInt && zi.bits <= 8;
+  need.n = n;
+  if (ws != nullptr && !need.FitIn(*ws)) ws = nullptr;  // too small: allocate
+  if (ws == nullptr && need.Any()) {
+    if (n <= kThreadWorkspaceGroups) {
+      own_ = TakeThreadWorkspace(need);
+      give_back_ = true;
+    }
+    // May throw std::bad_alloc, before any output is written.
+    if (need.scales) own_.scales.Reserve(n);
+    if (need.zps) own_.zps.Reserve(n);
+    if (need.recips) own_.recips.Reserve(n);
+    if (need.offsets) own_.offsets.Reserve(n);
+    ws = &own_;
+  }
+  float* s = need.scales ? ws->scales.data.get() : &scale0_;
+  int32_t* z = need.zps ? ws->zps.data.get() : &zp0_;
+  if (scales_in_place) {
     prm_.scales = static_cast<const float*>(scale) + first;
   } else {
-    if (n != 1) s = Buffer(scales_, ws ? ws->scales.get() : nullptr, n);
     DecodeScales(scale_type, scale, first, n, prec, s);
     prm_.scales = s;
   }
@@ -210,16 +251,14 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   prm_.zps = zps_needed ? z : nullptr;
   prm_.first = first;
   if (use == ParamsFor::kReciprocal) {
-    float* r = &recip0_;
-    if (n != 1) r = Buffer(recips_, ws ? ws->recips.get() : nullptr, n);
+    float* r = need.recips ? ws->recips.data.get() : &recip0_;
     const ReciprocalFacts facts = ComputeReciprocals(prm_.scales, n, r);
     if (facts.normal) {
       prm_.recips = r;
       prm_.exact_products = facts.powers_of_two;
     }
-    const DTypeInfo& zi = Info(zp_type);
-    if (prm_.recips != nullptr && n > 1 && zi.kind == Kind::kInt && zi.bits <= 8) {
-      float* o = Buffer(offsets_, ws ? ws->offsets.get() : nullptr, n);
+    if (prm_.recips != nullptr && need.offsets) {
+      float* o = ws->offsets.data.get();
       for (int64_t k = 0; k < n; ++k) o[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
       prm_.offsets = o;
     }
@@ -228,7 +267,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
 }
 
 DecodedParams::~DecodedParams() {
-  if (held_ != nullptr) *held_ = false;
+  if (give_back_) GiveBackThreadWorkspace(std::move(own_));
 }
 
 namespace {

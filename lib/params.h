@@ -16,14 +16,29 @@ namespace qlinear {
 // when none is given, nor for float8/float4 inputs: QuantParams::zps null).
 enum class ParamsFor { kDivision, kReciprocal, kDequantize };
 
-// Per-group buffers for DecodedParams (QuantizePlan::workspace): with capacity >= the groups a
-// call decodes, it allocates nothing. Without one, DecodedParams uses its thread's own
-// (kThreadWorkspaceGroups), kept between calls.
-struct ParamsWorkspace {
-  std::unique_ptr<float[]> scales, recips, offsets;
-  std::unique_ptr<int32_t[]> zps;
+// n elements of T, grown on demand (to exactly what is asked: the calls' group counts).
+template <class T>
+struct GroupArray {
+  std::unique_ptr<T[]> data;
   int64_t capacity = 0;
-  void Reserve(int64_t groups);  // may throw std::bad_alloc
+  T* Reserve(int64_t n) {  // may throw std::bad_alloc
+    if (n > capacity) {
+      data.reset(new T[static_cast<size_t>(n)]);
+      capacity = n;
+    }
+    return data.get();
+  }
+};
+
+// Per-group buffers for DecodedParams. A caller's (QuantizePlan::workspace), reserved for as
+// many groups as its calls decode, makes them allocate nothing. Without one, DecodedParams
+// takes one of its thread's (at most kThreadWorkspaces of them, kept between calls) and gives
+// it back when it is destroyed, on whatever thread that is.
+struct ParamsWorkspace {
+  GroupArray<float> scales, recips, offsets;
+  GroupArray<int32_t> zps;
+  void Reserve(int64_t groups);  // every array; may throw std::bad_alloc
+  int64_t Bytes() const;
 };
 
 // Scales rounded to the division precision as float32; zero points as the encoders take them
@@ -52,16 +67,11 @@ class DecodedParams {
 
  private:
   int64_t n_ = 1;  // scales (and zero points) decoded
-  bool* held_ = nullptr;  // the busy flag of the thread workspace this object holds, if any
+  ParamsWorkspace own_;  // the arrays when the caller gave none (taken from the thread's)
+  bool give_back_ = false;  // own_ goes to the destroying thread's workspaces
   float scale0_ = 1.0f;
   int32_t zp0_ = 0;
   float recip0_ = 1.0f;
-  // Not value-initialized (every element is written before use): zero-filling the arrays of a
-  // blocked tensor's scales showed up in its profile.
-  std::unique_ptr<float[]> scales_;
-  std::unique_ptr<float[]> recips_;
-  std::unique_ptr<int32_t[]> zps_;
-  std::unique_ptr<float[]> offsets_;
   QuantParams prm_;
 };
 

@@ -294,21 +294,31 @@ TEST(Parallel, CallerRunnerAndOpenMPMatchSerial) {
   }
 }
 
-// A caller's parallel-for that runs the tasks on the calling thread and, before each, makes a
-// call of its own there (a pool that works on other jobs while it waits): per-group parameters
-// decoded by the outer call must survive the nested ones, which decode other scales of other
-// sizes on the same thread.
+// A caller's parallel-for that runs the tasks on the calling thread and, before each, makes
+// calls of its own there (a pool that works on other jobs while it waits): the per-group
+// parameters the outer call decoded (scales, zero points, reciprocals, offsets) must survive
+// the nested calls, which decode others, of other sizes, on the same thread.
 struct NestingRunner {
   Call* inner;
+  const qlinear_tensor* inner_zp;
   std::vector<uint8_t> inner_whole;
+  std::vector<float> inner_back;
   int64_t tasks = 0;
   static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* ctx) {
     NestingRunner& r = *static_cast<NestingRunner*>(self);
     for (int64_t i = 0; i < count; ++i) {
-      std::vector<uint8_t> y(r.inner->y_bytes, 0x55);
-      EXPECT_EQ(qlinear_quantize_linear(&r.inner->tx, &r.inner->ts, nullptr, &r.inner->a, y.data(), y.size()),
-                QLINEAR_OK);
-      EXPECT_EQ(y, r.inner_whole) << "nested call, task " << i;
+      Call& c = *r.inner;
+      std::vector<uint8_t> y(c.y_bytes, 0x55);
+      EXPECT_EQ(qlinear_quantize_linear(&c.tx, &c.ts, r.inner_zp, &c.a, y.data(), y.size()), QLINEAR_OK);
+      EXPECT_EQ(y, r.inner_whole) << "nested quantize, task " << i;
+      const qlinear_tensor tq{c.a.output_dtype, c.tx.rank, c.tx.shape, y.data()};
+      qlinear_dequantize_attrs da;
+      qlinear_dequantize_attrs_init(&da);
+      da.axis = c.a.axis;
+      da.block_size = c.a.block_size;
+      std::vector<float> back(c.x.size(), -1.0f);
+      EXPECT_EQ(qlinear_dequantize_linear(&tq, &c.ts, r.inner_zp, &da, back.data(), back.size() * 4), QLINEAR_OK);
+      EXPECT_EQ(0, std::memcmp(back.data(), r.inner_back.data(), back.size() * 4)) << "nested dequantize, task " << i;
       task(ctx, i);
       ++r.tasks;
     }
@@ -320,11 +330,28 @@ TEST(Parallel, NestedCallsOnTheCallingThreadKeepTheirOwnParameters) {
   const Layout2D inner_layouts[] = {{{40, 150}, {40, 5}, 1, 32, "blocked, last axis"},
                                     {{64, 5000}, {2, 5000}, 0, 32, "blocked, outer axis, more groups"}};
   for (const Layout2D& inner_layout : inner_layouts) {
-    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_INT4}) {
+    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT8}) {
       Call outer(outer_layout, yt), inner(inner_layout, yt);
       for (size_t k = 0; k < inner.scales.size(); ++k) inner.scales[k] = 0.5f + 0.25f * static_cast<float>(k % 3);
-      const std::vector<uint8_t> whole = outer.Whole();
-      NestingRunner runner{&inner, inner.Whole()};
+      // Zero points that differ between the calls (and so do their offsets).
+      std::vector<uint8_t> outer_z(outer.scales.size()), inner_z(inner.scales.size());
+      for (size_t k = 0; k < outer_z.size(); ++k) outer_z[k] = static_cast<uint8_t>(k % 9 + 1);
+      for (size_t k = 0; k < inner_z.size(); ++k) inner_z[k] = static_cast<uint8_t>(k % 4 + 20);
+      const qlinear_tensor oz{yt, outer.ts.rank, outer.ts.shape, outer_z.data()};
+      const qlinear_tensor iz{yt, inner.ts.rank, inner.ts.shape, inner_z.data()};
+      std::vector<uint8_t> whole(outer.y_bytes), inner_whole(inner.y_bytes);
+      ASSERT_EQ(qlinear_quantize_linear(&outer.tx, &outer.ts, &oz, &outer.a, whole.data(), whole.size()), QLINEAR_OK);
+      ASSERT_EQ(qlinear_quantize_linear(&inner.tx, &inner.ts, &iz, &inner.a, inner_whole.data(), inner_whole.size()),
+                QLINEAR_OK);
+      const qlinear_tensor tq{yt, inner.tx.rank, inner.tx.shape, inner_whole.data()};
+      qlinear_dequantize_attrs da;
+      qlinear_dequantize_attrs_init(&da);
+      da.axis = inner.a.axis;
+      da.block_size = inner.a.block_size;
+      std::vector<float> inner_back(inner.x.size());
+      ASSERT_EQ(qlinear_dequantize_linear(&tq, &inner.ts, &iz, &da, inner_back.data(), inner_back.size() * 4),
+                QLINEAR_OK);
+      NestingRunner runner{&inner, &iz, inner_whole, inner_back};
       qlinear_parallel_options o;
       qlinear_parallel_options_init(&o);
       o.max_threads = 4;
@@ -332,7 +359,7 @@ TEST(Parallel, NestedCallsOnTheCallingThreadKeepTheirOwnParameters) {
       o.parallel_for = NestingRunner::ParallelFor;
       o.runner_context = &runner;
       std::vector<uint8_t> y(outer.y_bytes, 0);
-      ASSERT_EQ(qlinear_quantize_linear_parallel(&outer.tx, &outer.ts, nullptr, &outer.a, y.data(), y.size(), &o),
+      ASSERT_EQ(qlinear_quantize_linear_parallel(&outer.tx, &outer.ts, &oz, &outer.a, y.data(), y.size(), &o),
                 QLINEAR_OK)
           << qlinear_last_error();
       EXPECT_EQ(runner.tasks, 4);

@@ -32,8 +32,10 @@
  *   leaves the outputs untouched (OpenMP's team excepted: see qlinear_parallel_options).
  * - All functions are reentrant and thread-safe; no global state is written after the first
  *   call (Highway's choice of the CPU's target is made when the library is loaded). Each thread
- *   that calls keeps one scratch buffer between its calls, for the per-group parameters of
- *   per-axis and blocked calls (16 bytes per scale, at most 1 MiB; freed when the thread exits).
+ *   that calls keeps up to two scratch buffers between its calls, for the decoded per-group
+ *   parameters of per-axis and blocked calls (up to 16 bytes per scale; calls of more than 65536
+ *   scales allocate their own): at most 2 MiB per thread, freed when the thread exits. glibc
+ *   does not unload the library (dlclose) while a thread that called it is alive.
  *
  * Semantics in brief (docs/semantics.md gives every decision with its reason):
  * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
