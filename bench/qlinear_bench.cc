@@ -268,8 +268,11 @@ void BM_Dynamic(benchmark::State& state, int64_t target) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-// Training backward pass, float32 x and dy, per tensor, int8 output, clamp test recomputed.
-void BM_Backward(benchmark::State& state, int64_t target) {
+// Training passes, float32 x and dy, per tensor, int8 output: the backward pass with the clamp
+// test recomputed, or with the forward pass's clamp mask passed in; the masked forward pass.
+enum class TrainingRow { kBackward, kBackwardFromMask, kMaskedForward };
+void BM_Backward(benchmark::State& state, int64_t target, TrainingRow row) {
+  const bool given_mask = row != TrainingRow::kBackward;
   const int64_t n = state.range(0);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 2.0f);
@@ -282,13 +285,25 @@ void BM_Backward(benchmark::State& state, int64_t target) {
   const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
   const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
   const qlinear_tensor tz{QLINEAR_DTYPE_INT8, 0, nullptr, &zp};
+  std::vector<uint8_t> y(static_cast<size_t>(n)), mask(given_mask ? static_cast<size_t>((n + 7) / 8) : 0);
+  if (given_mask &&
+      qlinear_quantize_linear_masked(&tx, &ts, &tz, nullptr, y.data(), y.size(), mask.data(), mask.size()) != QLINEAR_OK) {
+    state.SkipWithError(qlinear_last_error());
+    return;
+  }
   hwy::SetSupportedTargetsForTest(target);
   for (auto _ : state) {
-    qlinear_quantize_linear_backward(&tx, &ts, &tz, nullptr, &tdy, 1.0f, nullptr, 0, dx.data(), dx.size() * 4);
+    if (row == TrainingRow::kMaskedForward) {
+      qlinear_quantize_linear_masked(&tx, &ts, &tz, nullptr, y.data(), y.size(), mask.data(), mask.size());
+    } else {
+      qlinear_quantize_linear_backward(&tx, &ts, &tz, nullptr, &tdy, 1.0f, given_mask ? mask.data() : nullptr,
+                                       mask.size(), dx.data(), dx.size() * 4);
+    }
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * n * 12);
+  const int64_t per_element = row == TrainingRow::kMaskedForward ? 5 : 12;  // bytes read and written
+  state.SetBytesProcessed(state.iterations() * (n * per_element + static_cast<int64_t>(mask.size())));
   state.SetLabel(TargetLabel(DispatchedTarget()));
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -716,13 +731,19 @@ void RegisterAll() {
     auto* c = Register("Ceiling/load4store1/tensor/" + TargetLabel(t), BM_Ceiling, t);
     auto* cd = Register("Ceiling/load0.5store4/tensor/" + TargetLabel(t), BM_CeilingDequantize, t, 2);
     auto* cd8 = Register("Ceiling/load1store4/tensor/" + TargetLabel(t), BM_CeilingDequantize, t, 1);
-    auto* bw = Register("Backward/float32->int8/tensor/" + TargetLabel(t), BM_Backward, t);
+    auto* bw = Register("Backward/float32->int8/tensor/" + TargetLabel(t), BM_Backward, t, TrainingRow::kBackward);
+    auto* bwm = Register("Backward/float32->int8/tensor-mask/" + TargetLabel(t), BM_Backward, t,
+                         TrainingRow::kBackwardFromMask);
+    auto* qm = Register("QuantizeMasked/float32->int8/tensor/" + TargetLabel(t), BM_Backward, t,
+                        TrainingRow::kMaskedForward);
     for (int64_t s : sizes) {
       d->Arg(s);
       c->Arg(s);
       cd->Arg(s);
       cd8->Arg(s);
       bw->Arg(s);
+      bwm->Arg(s);
+      qm->Arg(s);
     }
   }
   RegisterDynamic();
