@@ -165,6 +165,19 @@ void PackBytes(const uint8_t* codes, int64_t bytes, uint8_t* packed) {
   }
 }
 
+// One bit per element, bit i % 8 of byte i / 8, set where flags[i] is nonzero (bool bytes
+// other than 0 and 1 included): a byte at a time, in a loop the compiler vectorizes.
+void PackFlags(const uint8_t* flags, int64_t count, uint8_t* bits) {
+  const int64_t whole = count / 8;
+  auto byte_of = [flags](int64_t first, int64_t n) {
+    unsigned b = 0;
+    for (int64_t k = 0; k < n; ++k) b |= static_cast<unsigned>(flags[first + k] != 0) << k;
+    return static_cast<uint8_t>(b);
+  };
+  for (int64_t j = 0; j < whole; ++j) bits[j] = byte_of(8 * j, 8);
+  if (count > whole * 8) bits[whole] = byte_of(8 * whole, count - 8 * whole);
+}
+
 // count one-byte codes (raw bytes of int8 or uint8 storage) into packed bytes: -1, or the index
 // of the first code outside code_min..code_max (nothing written then). The check is a loop of
 // its own, branch-free (uint8(c - low) <= range), and a search only when it failed.
@@ -1278,10 +1291,8 @@ py::object QuantizeLinearBackward(py::handle x, py::handle scale, py::handle zer
         Raise(PyExc_ValueError, Format("mask: a bool mask has one element per element of x (%lld), got %lld",
                                        static_cast<long long>(q.x.size()), static_cast<long long>(m.size())));
       }
-      bits.assign(static_cast<size_t>((m.size() + 7) / 8), 0);
-      for (int64_t i = 0; i < m.size(); ++i) {
-        bits[i / 8] = static_cast<uint8_t>(bits[i / 8] | (mask_data[i] != 0) << (i % 8));
-      }
+      bits.resize(static_cast<size_t>((m.size() + 7) / 8));
+      PackFlags(mask_data, m.size(), bits.data());
       mask_data = bits.data();
       mask_bytes = bits.size();
     } else if (m.storage() != NPY_UINT8) {

@@ -252,6 +252,20 @@ def test_masked_and_backward():
     assert dx16.dtype == np.float16
 
 
+def test_backward_bool_mask_every_length():
+    # A bool mask is packed to bits by the module: every length around a byte and a vector, and
+    # bool bytes other than 0 and 1 (which numpy can hold), count as set where nonzero.
+    rng = np.random.default_rng(12)
+    for n in list(range(0, 18)) + [63, 64, 65, 1000, 4099]:
+        x = (rng.standard_normal(n) * 10).astype(np.float32)
+        dy = rng.standard_normal(n).astype(np.float32)
+        raw = rng.choice(np.array([0, 1, 2, 255], np.uint8), size=n)
+        mask = raw.view(np.bool_)
+        want = np.where(raw != 0, np.float32(0), dy * (np.float32(0.5) / np.float32(0.25))).astype(np.float32)
+        dx = qlinear.quantize_linear_backward(x, np.float32(0.25), dy=dy, lda=0.5, mask=mask)
+        np.testing.assert_array_equal(dx.view(np.uint32), want.view(np.uint32), err_msg=f"n={n}")
+
+
 def test_dynamic_quantize_linear():
     rng = np.random.default_rng(8)
     x = (rng.standard_normal((7, 19)) * 4 + 1).astype(np.float32)
