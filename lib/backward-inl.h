@@ -20,16 +20,52 @@ namespace qlinear {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp].
+// Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp],
+// i.e. when |q - m| > h (ties at = h resolved by division) with the window's centre
+// m = (qmin + qmax) / 2 - zp and half-width h = (qmax - qmin + 1) / 2.
+// On the reciprocal path: u = |fl(x * (1/s) - m)| (one FMA) lies within 2^-23 |q| (1/s rounded)
+// + 2^-24 |u| (the FMA's rounding) of |q - m|, and near the window's edges |q| <= 2h, so lanes
+// with |u - h| > d = 2^-20 * 2h decide as the quotient would (u - h is exact there: Sterbenz);
+// the others are flagged and redone by division. NaN x gives a NaN u: clamped, not flagged.
+// (The division pass had cost three quarters of a masked QuantizeLinear.)
 struct IntClampTest {
-  static constexpr bool kReciprocal = false;
+  static constexpr bool kReciprocal = true;
+  static constexpr bool kHasFixedPointForm = false;
+  static constexpr bool kHasRelativeMargin = true;
   IntEncoder bounds;
   Prec prec;
+
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Encode(DF df, hn::Vec<DF> q, hn::Vec<DI> zp) const {
     const hn::Vec<DF> r = hn::Round(q);  // Inf stays Inf; NaN compares false below
     const auto inside = hn::And(hn::Ge(r, bounds.Lo(df, zp)), hn::Le(r, bounds.Hi(df, zp)));
     return hn::IfThenElseZero(hn::RebindMask(DI(), hn::Not(inside)), hn::Set(DI(), 1));
+  }
+
+  Margin margin() const { return Margin::kRelative; }
+  // The loop invariants: h (as `lo`) and d (as `hi`).
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalLower(DF df) const {
+    return hn::Set(df, 0.5f * static_cast<float>(bounds.qmax - bounds.qmin + 1));
+  }
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> ReciprocalUpper(DF df) const {
+    return hn::Set(df, 0x1p-20f * static_cast<float>(bounds.qmax - bounds.qmin + 1));
+  }
+  // -m = zp - (qmin + qmax) / 2: exact (a half-integer below 2^17).
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DF> ZeroOffset(DF df, hn::Vec<DI> zp) const {
+    return hn::Sub(hn::ConvertTo(df, zp), hn::Set(df, 0.5f * static_cast<float>(bounds.qmin + bounds.qmax)));
+  }
+
+  // 0 or 1 per lane in every form and margin (a store takes either).
+  template <CodeForm kForm, Margin kMargin, class DF, class DI = hn::RebindToSigned<DF>>
+  HWY_INLINE hn::Vec<DI> Reciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> /*zp*/, hn::Vec<DF> zoff,
+                                    hn::Vec<DF> h, hn::Vec<DF> d, hn::Mask<DF>* ok) const {
+    static_assert(kForm != CodeForm::kFixedPoint, "flags have no fixed-point form");
+    const auto u = hn::Abs(hn::MulAdd(x, r, zoff));
+    *ok = hn::AndNot(hn::Le(hn::Abs(hn::Sub(u, h)), d), *ok);
+    return hn::IfThenZeroElse(hn::RebindMask(DI(), hn::Le(u, h)), hn::Set(DI(), 1));
   }
 };
 

@@ -11,8 +11,8 @@
 //   wider than that, so outside flagged lanes both paths give the same code.
 //   tests/reciprocal_test.cc compares the two on every float32 input.
 //
-// The encoder interface (IntEncoder, MiniFloatEncoder<T>; the backward pass's clamp tests have
-// the first two members and kReciprocal = false):
+// The encoder interface (IntEncoder, MiniFloatEncoder<T>, backward-inl.h's IntClampTest; its
+// MiniClampTest has the first two members and kReciprocal = false):
 //   prec                          the division precision
 //   Encode(df, q, zp)             division path: codes of the quotients q (already rounded to
 //                                 prec); zp: zero-point lanes (integers; float4: float32 bits)

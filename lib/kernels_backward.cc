@@ -34,8 +34,12 @@ HWY_EXPORT(BackwardDriver);
 
 std::unique_ptr<DecodedParams> DecodeBackwardParams(const QuantizePlan& p) {
   if (!VectorQuantizeSupported(p)) return nullptr;
+  // Integer clamp tests take the reciprocal path where QuantizeLinear would (backward-inl.h
+  // IntClampTest); the float8/float4 ones divide.
+  const bool reciprocals =
+      p.prec == Prec::kF32 && Info(p.y_type).kind != Kind::kMiniFloat && ReciprocalPathChosen();
   return std::make_unique<DecodedParams>(p.layout, 0, p.layout.count, p.scale_type, p.scale, p.y_type, p.zero_point,
-                                         p.prec, ParamsFor::kDivision);
+                                         p.prec, reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision);
 }
 
 void ExecuteBackward(const QuantizePlan& p, const BackwardArgs& b, const DecodedParams* d) {

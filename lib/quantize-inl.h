@@ -628,7 +628,7 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
                                   side->end - run.start - side->distance, side->prefetch);
     }
   }
-  if constexpr (Enc::kReciprocal) {  // (the backward pass's clamp tests keep to spans)
+  if constexpr (Enc::kReciprocal) {  // (float8/float4 clamp tests keep to spans)
     if (kind == RunKind::kBlocks && run.phase + run.count > run.period) {
       QuantizeBlocks(enc, run, xr, ParamsOfRun(run, prm), prm.exact_products, out);
       return;

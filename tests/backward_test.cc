@@ -190,5 +190,63 @@ TEST_P(BackwardTest, MatchesReference) {
   }
 }
 
+// The clamp mask of integer outputs beside the decision boundaries, where x * (1/s) and x / s
+// can round apart: the float32 neighbours of (qmin - 0.5 - zp) s and (qmax + 0.5 - zp) s, for
+// scales whose reciprocal is inexact, per tensor and in blocks of 32 (the block loop), against
+// the rule computed here from the quotient x / s.
+TEST_P(BackwardTest, ClampMaskBesideTheBoundaries) {
+  struct Out {
+    int32_t type;
+    int64_t qmin, qmax, zp;
+  };
+  const Out outs[] = {{QLINEAR_DTYPE_INT8, -128, 127, 0},      {QLINEAR_DTYPE_INT8, -128, 127, -3},
+                      {QLINEAR_DTYPE_UINT8, 0, 255, 131},      {QLINEAR_DTYPE_INT16, -32768, 32767, -1000},
+                      {QLINEAR_DTYPE_UINT16, 0, 65535, 65535}, {QLINEAR_DTYPE_UINT4, 0, 15, 5},
+                      {QLINEAR_DTYPE_INT2, -2, 1, 0}};
+  const float scales[] = {0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f, 3.0f, 1e-30f};
+  constexpr int kSide = 150;  // neighbours on each side of each boundary
+  for (const Out& o : outs) {
+    for (const float s : scales) {
+      std::vector<float> x;
+      for (const float boundary : {static_cast<float>(o.qmin - o.zp) - 0.5f, static_cast<float>(o.qmax - o.zp) + 0.5f}) {
+        float v = boundary * s;
+        for (int k = 0; k < kSide; ++k) v = std::nextafter(v, -kInf);
+        for (int k = 0; k < 2 * kSide; ++k, v = std::nextafter(v, kInf)) x.push_back(v);
+      }
+      x.insert(x.end(), {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, s, -s});
+      while (x.size() % 32 != 7) x.push_back(static_cast<float>(x.size() % 5) * s);
+      const int64_t n = static_cast<int64_t>(x.size());
+      std::vector<uint8_t> expected((n + 7) / 8, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        const float q = x[i] / s;
+        const double r = std::nearbyint(static_cast<double>(q));
+        if (std::isnan(q) || r < static_cast<double>(o.qmin - o.zp) || r > static_cast<double>(o.qmax - o.zp)) {
+          expected[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+        }
+      }
+      qlinear_quantize_attrs a = test::QAttrs();
+      a.axis = 0;
+      const Tensor xt = F32(x);
+      const qlinear_tensor cx = xt.c();
+      for (const int64_t block : {int64_t{0}, int64_t{32}}) {
+        const int64_t groups = block == 0 ? 0 : (n + block - 1) / block;
+        a.block_size = block;
+        const Tensor st = block == 0 ? ScalarF32(s) : F32(std::vector<float>(groups, s));
+        const Tensor zt = block == 0 ? Scalar(o.type, o.zp) : test::Ints(o.type, std::vector<int64_t>(groups, o.zp));
+        const qlinear_tensor cs = st.c(), cz = zt.c();
+        std::vector<uint8_t> y(2 * n), mask(expected.size(), 0xEE);
+        ASSERT_EQ(qlinear_quantize_linear_masked(&cx, &cs, &cz, &a, y.data(), y.size(), mask.data(), mask.size()),
+                  QLINEAR_OK)
+            << qlinear_last_error();
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ((mask[i >> 3] >> (i & 7)) & 1, (expected[i >> 3] >> (i & 7)) & 1)
+              << qlinear_dtype_name(o.type) << " zp " << o.zp << " s " << s << " block " << block << " x " << x[i]
+              << " (element " << i << ")";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qlinear
