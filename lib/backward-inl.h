@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "lib/dequantize-inl.h"
@@ -23,10 +24,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Integer outputs: clamped when q is NaN or round_half_even(q) leaves [qmin - zp, qmax - zp],
 // i.e. when |q - m| > h (ties at = h resolved by division) with the window's centre
 // m = (qmin + qmax) / 2 - zp and half-width h = (qmax - qmin + 1) / 2.
-// On the reciprocal path: u = |fl(x * (1/s) - m)| (one FMA) lies within 2^-23 |q| (1/s rounded)
-// + 2^-24 |u| (the FMA's rounding) of |q - m|, and near the window's edges |q| <= 2h, so lanes
-// with |u - h| > d = 2^-20 * 2h decide as the quotient would (u - h is exact there: Sterbenz);
-// the others are flagged and redone by division. NaN x gives a NaN u: clamped, not flagged.
+// On the reciprocal path: u = |fl(x * (1/s) - m)| (one FMA) lies within 2^-24 (2 |q| + u) of
+// |q - m| (1/s and q rounded, then the FMA; 2^-24 (3 |q| + u) where a multiply and an add round
+// apart), and near the window's edges |q| <= 2h, so lanes with |u - h| > d = 2^-20 * 2h decide
+// as the quotient would (u - h is exact there: Sterbenz); the others are flagged and redone by
+// division. NaN x gives a NaN u: clamped, not flagged.
 // (The division pass had cost three quarters of a masked QuantizeLinear.)
 struct IntClampTest {
   static constexpr bool kReciprocal = true;
@@ -139,11 +141,12 @@ HWY_INLINE void DxRun(const Run& r, const char* HWY_RESTRICT dy, const uint8_t* 
   });
 }
 
-// Fused clamp test and dx (no mask in or out): one pass, no staging.
-template <Scales kScales, class Test, class XT>
+// Fused clamp test and dx (no mask in or out): one pass, no staging. kRecip: the clamp test on
+// the reciprocal path (r: 1/s), a vector with a flagged lane tested again by division.
+template <Scales kScales, bool kRecip, class Test, class XT>
 HWY_NOINLINE void BackwardSpan(const Test& test_ref, const XT* HWY_RESTRICT x, const char* HWY_RESTRICT dy,
-                               int64_t n, const float* HWY_RESTRICT s, const int32_t* HWY_RESTRICT z,
-                               float lda, DType dx_type, void* HWY_RESTRICT dx) {
+                               int64_t n, const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
+                               const int32_t* HWY_RESTRICT z, float lda, DType dx_type, void* HWY_RESTRICT dx) {
   constexpr bool kPerElement = kScales == Scales::kPerElement;
   const Test test = test_ref;  // a local copy: see QuantizeSpan
   const hn::ScalableTag<float> df;
@@ -155,20 +158,32 @@ HWY_NOINLINE void BackwardSpan(const Test& test_ref, const XT* HWY_RESTRICT x, c
   const auto ug = hn::Set(df, lda / *s);
   const auto uz = hn::Set(di, *z);
   char* out = static_cast<char*>(dx);
-  // t: dx_type, a constant in the float32 loop (a type test per vector cost 15% there).
-  auto lanes = [&](DType t, const XT* xp, const void* dyp, const float* sp, const int32_t* zp, void* op)
+  // The clamp flags of one vector (x as float32, its scales, reciprocals and zero points).
+  auto flags = [&](hn::Vec<decltype(df)> vx, hn::Vec<decltype(df)> vs, const float* rp, hn::Vec<decltype(di)> vz)
                    QLINEAR_INLINE_LAMBDA {
+    if constexpr (kRecip) {
+      auto ok = hn::FirstN(df, static_cast<size_t>(N));
+      const auto vr = kPerElement ? hn::LoadU(df, rp) : hn::Set(df, *rp);
+      const auto flag = test.template Reciprocal<CodeForm::kExact, Margin::kRelative>(
+          df, vx, vr, vz, test.ZeroOffset(df, vz), test.ReciprocalLower(df), test.ReciprocalUpper(df), &ok);
+      if (HWY_LIKELY(hn::AllTrue(df, ok))) return flag;
+    }
+    return test.Encode(df, Quotient(df, vx, vs, test.prec), vz);
+  };
+  // t: dx_type, a constant in the float32 loop (a type test per vector cost 15% there).
+  auto lanes = [&](DType t, const XT* xp, const void* dyp, const float* sp, const float* rp, const int32_t* zp,
+                   void* op) QLINEAR_INLINE_LAMBDA {
     const auto vs = kPerElement ? hn::LoadU(df, sp) : us;
     const auto g = kPerElement ? hn::Div(vlda, vs) : ug;
-    const auto q = Quotient(df, LoadAsF32(df, xp), vs, test.prec);
-    const auto flag = test.Encode(df, q, kPerElement ? hn::LoadU(di, zp) : uz);
+    const auto flag = flags(LoadAsF32(df, xp), vs, rp, kPerElement ? hn::LoadU(di, zp) : uz);
     const auto clamped = hn::RebindMask(df, hn::Ne(flag, hn::Zero(di)));
     StoreOutput(df, hn::IfThenZeroElse(clamped, hn::Mul(LoadDy(df, t, dyp, 0), g)), t, op);
   };
   int64_t i = 0;
   auto vectors = [&](DType t) QLINEAR_INLINE_LAMBDA {
     for (; i + N <= n; i += N) {
-      lanes(t, x + i, dy + i * size, kPerElement ? s + i : s, kPerElement ? z + i : z, out + i * size);
+      lanes(t, x + i, dy + i * size, kPerElement ? s + i : s, kPerElement && kRecip ? r + i : r,
+            kPerElement ? z + i : z, out + i * size);
     }
   };
   if (dx_type == DType::kFloat32) {
@@ -181,16 +196,19 @@ HWY_NOINLINE void BackwardSpan(const Test& test_ref, const XT* HWY_RESTRICT x, c
     HWY_ALIGN XT xb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float yb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float sb[hn::MaxLanes(df)];
+    HWY_ALIGN float rb[hn::MaxLanes(df)];
     HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
     HWY_ALIGN float ob[hn::MaxLanes(df)];
     std::fill(sb, sb + hn::MaxLanes(df), 1.0f);
+    std::fill(rb, rb + hn::MaxLanes(df), 1.0f);
     std::memcpy(xb, x + i, rem * sizeof(XT));
     std::memcpy(yb, dy + i * size, rem * size);
     if (kPerElement) {
       std::memcpy(sb, s + i, rem * sizeof(float));
+      if (kRecip) std::memcpy(rb, r + i, rem * sizeof(float));
       std::memcpy(zb, z + i, rem * sizeof(int32_t));
     }
-    lanes(dx_type, xb, yb, kPerElement ? sb : s, kPerElement ? zb : z, ob);
+    lanes(dx_type, xb, yb, kPerElement ? sb : s, kPerElement ? rb : r, kPerElement ? zb : z, ob);
     std::memcpy(out + i * size, ob, rem * size);
   }
 }
@@ -219,10 +237,18 @@ void BackwardAll(const Test& test, const QuantizePlan& p, const QuantParams& prm
     ForEachRun(p.layout, 0, n, [&](const Run& r) {
       ForEachSpan(r, prm, [&](const Span& sp) {
         const int64_t i = r.start + sp.j;
+        auto span = [&](auto scales, auto recip) {
+          BackwardSpan<decltype(scales)::value, decltype(recip)::value>(test, x + i, dy + i * size, sp.len, sp.s, sp.r,
+                                                                        sp.z, b.lda, b.dy_type, dx + i * size);
+        };
+        using PerElement = std::integral_constant<Scales, Scales::kPerElement>;
+        using Uniform = std::integral_constant<Scales, Scales::kUniform>;
+        using Recip = std::bool_constant<Test::kReciprocal>;
+        using Divide = std::false_type;
         if (sp.per_element) {
-          BackwardSpan<Scales::kPerElement>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
+          sp.r != nullptr ? span(PerElement(), Recip()) : span(PerElement(), Divide());
         } else {
-          BackwardSpan<Scales::kUniform>(test, x + i, dy + i * size, sp.len, sp.s, sp.z, b.lda, b.dy_type, dx + i * size);
+          sp.r != nullptr ? span(Uniform(), Recip()) : span(Uniform(), Divide());
         }
       });
     });

@@ -193,7 +193,7 @@ TEST_P(BackwardTest, MatchesReference) {
 // The clamp mask of integer outputs beside the decision boundaries, where x * (1/s) and x / s
 // can round apart: the float32 neighbours of (qmin - 0.5 - zp) s and (qmax + 0.5 - zp) s, for
 // scales whose reciprocal is inexact, per tensor and in blocks of 32 (the block loop), against
-// the rule computed here from the quotient x / s.
+// the rule computed here from the quotient x / s; the backward pass's dx from the same test.
 TEST_P(BackwardTest, ClampMaskBesideTheBoundaries) {
   struct Out {
     int32_t type;
@@ -202,7 +202,9 @@ TEST_P(BackwardTest, ClampMaskBesideTheBoundaries) {
   const Out outs[] = {{QLINEAR_DTYPE_INT8, -128, 127, 0},      {QLINEAR_DTYPE_INT8, -128, 127, -3},
                       {QLINEAR_DTYPE_UINT8, 0, 255, 131},      {QLINEAR_DTYPE_INT16, -32768, 32767, -1000},
                       {QLINEAR_DTYPE_UINT16, 0, 65535, 65535}, {QLINEAR_DTYPE_UINT4, 0, 15, 5},
-                      {QLINEAR_DTYPE_INT2, -2, 1, 0}};
+                      {QLINEAR_DTYPE_INT2, -2, 1, 0},          {QLINEAR_DTYPE_INT4, -8, 7, -8},
+                      {QLINEAR_DTYPE_UINT2, 0, 3, 3},          {QLINEAR_DTYPE_INT8, -128, 127, 127},
+                      {QLINEAR_DTYPE_INT16, -32768, 32767, -32768}};
   const float scales[] = {0.1f, 1.0f / 255.0f, 5.0f / 255.0f, 0.0371f, 1e-3f, 7.3e5f, 3.0f, 1e-30f};
   constexpr int kSide = 150;  // neighbours on each side of each boundary
   for (const Out& o : outs) {
@@ -242,6 +244,18 @@ TEST_P(BackwardTest, ClampMaskBesideTheBoundaries) {
           ASSERT_EQ((mask[i >> 3] >> (i & 7)) & 1, (expected[i >> 3] >> (i & 7)) & 1)
               << qlinear_dtype_name(o.type) << " zp " << o.zp << " s " << s << " block " << block << " x " << x[i]
               << " (element " << i << ")";
+        }
+        // The backward pass's own clamp test (no mask): dy = 1 gives 0 or 1/s.
+        const std::vector<float> dy(static_cast<size_t>(n), 1.0f);
+        std::vector<float> dx(static_cast<size_t>(n), -7.0f);
+        const qlinear_tensor cdy{QLINEAR_DTYPE_FLOAT, 1, &n, dy.data()};
+        ASSERT_EQ(qlinear_quantize_linear_backward(&cx, &cs, &cz, &a, &cdy, 1.0f, nullptr, 0, dx.data(), dx.size() * 4),
+                  QLINEAR_OK)
+            << qlinear_last_error();
+        for (int64_t i = 0; i < n; ++i) {
+          const float want = (expected[i >> 3] >> (i & 7)) & 1 ? 0.0f : 1.0f / s;
+          ASSERT_EQ(BitsOf(dx[i]), BitsOf(want)) << qlinear_dtype_name(o.type) << " zp " << o.zp << " s " << s
+                                                 << " block " << block << " x " << x[i] << " (element " << i << ")";
         }
       }
     }
