@@ -197,9 +197,10 @@ HWY_INLINE __m512i LowBytesOfFour(__m512i c0, __m512i c1, __m512i c2, __m512i c3
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
 // Vector v (0..3) of a group of 64 packed kBits-wide fields whose bytes are in `bytes`: lane j
 // gets the byte holding field 16 v + j (one VPERMB) shifted right to put the field at bit 0 (one
-// VPSRLVD); the bits above the field are not defined. Replaces an extract and a widening per
-// vector of the generic unpacking (FourBytes in dequantize-inl.h), both shuffles.
-template <int kBits>
+// VPSRLVD; kInPlace: not shifted, the field stays at bit kBits * (j % (8 / kBits))); the bits
+// beside the field are not defined. Replaces an extract and a widening per vector of the generic
+// unpacking (FourBytes in dequantize-inl.h), both shuffles.
+template <int kBits, bool kInPlace>
 HWY_INLINE __m512i FieldLanes(__m512i bytes, int v) {
   constexpr int kPerByte = 8 / kBits;
   struct Tables {
@@ -215,6 +216,7 @@ HWY_INLINE __m512i FieldLanes(__m512i bytes, int v) {
     return t;
   }();
   const __m512i spread = _mm512_permutexvar_epi8(_mm512_load_si512(kTables.index[v].b), bytes);
+  if constexpr (kInPlace) return spread;
   return _mm512_srlv_epi32(spread, _mm512_load_si512(kTables.shift));
 }
 #endif
@@ -222,7 +224,7 @@ HWY_INLINE __m512i FieldLanes(__m512i bytes, int v) {
 #if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
 // The same on AVX2 (8 lanes, a group of 32 fields): `bytes` holds the group's bytes in both
 // 128-bit blocks, so one in-block VPSHUFB reaches every field's byte.
-template <int kBits>
+template <int kBits, bool kInPlace>
 HWY_INLINE __m256i FieldLanes(__m256i bytes, int v) {
   constexpr int kPerByte = 8 / kBits;
   struct Tables {
@@ -238,15 +240,16 @@ HWY_INLINE __m256i FieldLanes(__m256i bytes, int v) {
     return t;
   }();
   const __m256i spread = _mm256_shuffle_epi8(bytes, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTables.index[v])));
+  if constexpr (kInPlace) return spread;
   return _mm256_srlv_epi32(spread, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTables.shift)));
 }
 #endif
 
 #if (QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL) || (HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2)
-// f(u0, u1, u2, u3): int32 lanes whose low kBits bits are the 4N packed fields starting at byte p
-// (4N * kBits / 8 bytes are read), by FieldLanes; the bits above are not defined. Only for a full
-// vector of float32 lanes (16 on AVX3_DL, 8 on AVX2).
-template <int kBits, class DF, class F>
+// f(u0, u1, u2, u3): int32 lanes holding the 4N packed fields starting at byte p (4N * kBits / 8
+// bytes are read), by FieldLanes: at bit 0 or (kInPlace) where they are in their byte; the other
+// bits are not defined. Only for a full vector of float32 lanes (16 on AVX3_DL, 8 on AVX2).
+template <int kBits, bool kInPlace, class DF, class F>
 HWY_INLINE void PermutedFieldVectors(DF df, const uint8_t* HWY_RESTRICT p, F&& f) {
   using VI = hn::Vec<hn::RebindToSigned<DF>>;
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
@@ -259,8 +262,8 @@ HWY_INLINE void PermutedFieldVectors(DF df, const uint8_t* HWY_RESTRICT p, F&& f
                                    : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   const __m256i bytes = _mm256_broadcastsi128_si256(group);
 #endif
-  f(VI{FieldLanes<kBits>(bytes, 0)}, VI{FieldLanes<kBits>(bytes, 1)}, VI{FieldLanes<kBits>(bytes, 2)},
-    VI{FieldLanes<kBits>(bytes, 3)});
+  f(VI{FieldLanes<kBits, kInPlace>(bytes, 0)}, VI{FieldLanes<kBits, kInPlace>(bytes, 1)},
+    VI{FieldLanes<kBits, kInPlace>(bytes, 2)}, VI{FieldLanes<kBits, kInPlace>(bytes, 3)});
 }
 #endif
 
