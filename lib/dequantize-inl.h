@@ -212,25 +212,26 @@ struct IntDecoder {
       constexpr int kBits = Codes::kFieldBits, kPer = 8 / kBits;
       constexpr int32_t kBias = Codes::kSignedFields ? 1 << (kBits - 1) : 0;
       struct Lanes {
-        alignas(64) int32_t mask[16], biased[16];
-        alignas(64) float base[16];
+        alignas(64) int32_t mask[16], base[16], biased[16], shift[16];
       };
       static constexpr Lanes kLanes = [] {
         Lanes t{};
         for (int j = 0; j < 16; ++j) {
           const int p = kBits * (j % kPer);
           t.mask[j] = ((1 << kBits) - 1) << p;
-          t.biased[j] = ((127 + 23 - p) << 23) | (kBias << p);  // 2^(23 - p) | bias << p
-          t.base[j] = static_cast<float>(1 << (23 - p));
+          t.base[j] = (127 + 23 - p) << 23;  // 2^(23 - p)
+          t.biased[j] = t.base[j] | (kBias << p);
+          t.shift[j] = p;
         }
         return t;
       }();
       const hn::RebindToSigned<DF> di;
       const auto mask = hn::Load(di, kLanes.mask), biased = hn::Load(di, kLanes.biased);
-      const auto base = hn::Load(df, kLanes.base);
+      const auto base = hn::Load(di, kLanes.base), shift = hn::Load(di, kLanes.shift);
+      // The subtrahend's bits: 2^(23 - p) with zp + bias placed in its mantissa.
       auto value = [&](auto u, int k) QLINEAR_INLINE_LAMBDA {
         const auto x = hn::BitCast(df, hn::Xor(hn::And(u, mask), biased));
-        return hn::Sub(x, hn::Add(base, hn::ConvertTo(df, hn::Add(zp(k), hn::Set(di, kBias)))));
+        return hn::Sub(x, hn::BitCast(df, hn::Or(base, hn::Add(zp(k), hn::Set(di, kBias)) << shift)));
       };
       codes.FourFieldsInPlace(df, e, [&](auto u0, auto u1, auto u2, auto u3) QLINEAR_INLINE_LAMBDA {
         f(value(u0, 0), value(u1, 1), value(u2, 2), value(u3, 3));

@@ -258,9 +258,14 @@ HWY_INLINE void PermutedFieldVectors(DF df, const uint8_t* HWY_RESTRICT p, F&& f
                                    : _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 #else
   static_assert(hn::MaxLanes(df) == 8, "AVX2: 8 lanes");
-  const __m128i group = kBits == 4 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
-                                   : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-  const __m256i bytes = _mm256_broadcastsi128_si256(group);
+  __m256i bytes;
+  if constexpr (kBits == 4) {
+    bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  } else {  // one broadcast load (VPBROADCASTQ), not a load and an insert
+    int64_t group;
+    std::memcpy(&group, p, sizeof(group));
+    bytes = _mm256_set1_epi64x(group);
+  }
 #endif
   f(VI{FieldLanes<kBits, kInPlace>(bytes, 0)}, VI{FieldLanes<kBits, kInPlace>(bytes, 1)},
     VI{FieldLanes<kBits, kInPlace>(bytes, 2)}, VI{FieldLanes<kBits, kInPlace>(bytes, 3)});
