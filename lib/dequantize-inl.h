@@ -236,6 +236,8 @@ struct IntDecoder {
       codes.FourFieldsInPlace(df, e, [&](auto u0, auto u1, auto u2, auto u3) QLINEAR_INLINE_LAMBDA {
         f(value(u0, 0), value(u1, 1), value(u2, 2), value(u3, 3));
       });
+#else
+      static_assert(!PermutedFields<Codes, DF>(), "permuted fields only where FieldLanes exists");
 #endif
     } else {
       codes.Four(df, e, [&](auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
@@ -682,7 +684,8 @@ constexpr int64_t kStreamFrom = int64_t{1} << 22;
 constexpr int64_t kAlignFrom = QLINEAR_ALIGN_FROM;
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// 4- and 2-bit codes with one scale (x86 AVX2 and up): a code has 16 (4) possible outputs, so
+// 4- and 2-bit codes with one scale (x86 AVX2 and up; integers into float32 only where they have
+// no permuted decode, kFieldTableFor): a code has 16 (4) possible outputs, so
 // they are computed once per span by the vector path's own decode, multiply and conversion, and
 // the span is looked up in 16-entry tables of their bytes (in-block byte shuffles, one per
 // output byte per 32 codes). Per 64 codes (AVX2) about 14 operations for float16/bfloat16 and
@@ -825,15 +828,16 @@ HWY_INLINE int64_t DequantizeFieldTable(const Dec& dec, const Codes& codes, int6
   return j;
 }
 // From this many elements a span takes the tables: building them costs about as much as 64
-// codes, and on AVX-512 the float32 path gains little over the permuted decode (1.07-1.22x per
-// tensor at 64K), so rows of 1024 kept it (0.88-0.97x with the tables).
+// codes; float32 rows of 1024 (float4e2m1, or integers on AVX3) keep the decode on AVX-512.
 template <DType kY>
 constexpr int64_t kFieldTableFrom = kY == DType::kFloat32 && hn::MaxLanes(hn::ScalableTag<float>()) >= 16 ? 4096 : 256;
-// Integer codes into float32 keep the vector decode (IntDecoder's fields in place: one shuffle
-// and four operations per vector beat the tables' three shuffles, 1.1-1.3x on AVX2 and AVX3_DL).
+// Integer codes into float32 keep the decode where their fields are permuted in place (AVX2,
+// AVX3_DL: one shuffle and four operations per vector beat the tables' three shuffles, 1.1-1.3x).
+// Dec may wrap IntDecoder (Draining, Streaming).
 template <DType kY, class Dec, class Codes>
 constexpr bool kFieldTableFor =
-    kFieldTable<Codes> && !(kY == DType::kFloat32 && std::is_same<Dec, IntDecoder>::value);
+    kFieldTable<Codes> && !(kY == DType::kFloat32 && std::is_base_of<IntDecoder, Dec>::value &&
+                            PermutedFields<Codes, hn::ScalableTag<float>>());
 #endif
 
 // Whether a span of n elements with one scale is looked up in the output tables.
