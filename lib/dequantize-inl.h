@@ -394,16 +394,20 @@ struct MiniFloatDecoder {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     // float4e2m1 on AVX2 and AVX-512: one lane permute (VPERMPS) per vector looks the codes up in
     // a vector of Decode's own values, of codes 0..15 where they fill a vector (AVX-512), else of
-    // the magnitudes 0..7 with the sign bit or'ed in.
+    // the magnitudes 0..7, whose entry m holds value(m) ^ m << 28: xored with the field shifted
+    // left by 28 (its sign on bit 31, its magnitude m on bits 28..30, the bits above the field
+    // shifted out), it is value(m) with the code's sign, without a mask.
     if constexpr (Tr::kFp4 && hn::MaxLanes(DF()) >= 8) {
       const hn::RebindToSigned<DF> di;
-      const auto table = Decode(df, hn::Iota(di, 0), hn::Zero(di));
+      auto table = Decode(df, hn::Iota(di, 0), hn::Zero(di));
+      if constexpr (hn::MaxLanes(DF()) < 16) {
+        table = hn::BitCast(df, hn::Xor(hn::BitCast(di, table), hn::ShiftLeft<28>(hn::Iota(di, 0))));
+      }
       codes.FourFields(df, e, [&](auto u0, auto u1, auto u2, auto u3) QLINEAR_INLINE_LAMBDA {
         auto value = [&](auto u) QLINEAR_INLINE_LAMBDA {
           const auto v = PermuteByLowBits(df, table, u);
           if constexpr (hn::MaxLanes(DF()) == 16) return v;
-          const auto sign = hn::And(hn::ShiftLeft<28>(u), hn::Set(di, static_cast<int32_t>(0x80000000u)));
-          return hn::Or(v, hn::BitCast(df, sign));
+          return hn::BitCast(df, hn::Xor(hn::BitCast(di, v), hn::ShiftLeft<28>(u)));
         };
         f(value(u0), value(u1), value(u2), value(u3));
       });
