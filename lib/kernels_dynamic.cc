@@ -369,12 +369,14 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
 void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskSplit* split) {
   const ScaleValues values(p, out);
   if (!p.one_pass) return TwoPass(p, out, values, split);
-  const Units units(p);
   if (p.q.layout.count == 0) {  // groups without elements (e.g. x of shape [5, 0], per row)
     const GroupScale s = GroupScaleFromStats(p.facts, 0, 0);
     for (int64_t g = 0; g < p.groups; ++g) StoreGroupScale(p, s, g, out);
     return;
   }
+  // Only with elements: the unit count outer * units_per_outer is then at most the element count
+  // (outer alone may be huge beside a zero dimension).
+  const Units units(p);
   if (split == nullptr) {
     ChunkBuffers b;
     b.ReserveFor(p, units, 0, units.count);

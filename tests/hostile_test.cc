@@ -267,6 +267,46 @@ TEST(UndefinedBehaviour, DynamicQuantizeOfAnOddAddress) {
   }
 }
 
+// Dynamic quantization of an empty x whose outer dimensions reach 2^62: the unit count
+// (outer times units per outer) overflowed before the empty case returned.
+TEST(UndefinedBehaviour, DynamicQuantizeOfAnEmptyTensorWithHugeDimensions) {
+  const int64_t xs[3] = {k2Pow62, 5, 0};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 3, xs, nullptr};
+  qlinear_dynamic_attrs d;
+  qlinear_dynamic_attrs_init(&d);
+  d.output_dtype = QLINEAR_DTYPE_INT8;
+  d.axis = 1;
+  d.block_size = 1;
+  EXPECT_EQ(qlinear_quantize_dynamic(&tx, &d, nullptr, 0, nullptr, 0, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+  EXPECT_EQ(qlinear_dynamic_scales(&tx, &d, nullptr, 0, nullptr, 0, nullptr, 0), QLINEAR_OK) << qlinear_last_error();
+}
+
+// A block longer than the axis (block_size up to INT64_MAX) is one block per row: the block
+// loop's size test multiplied it by the vector length. Same bytes as a block of the axis length.
+TEST(UndefinedBehaviour, DynamicBlocksOfHugeSize) {
+  const int64_t rows = 2, cols = 32768;
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i % 997) - 498) * 0.03125f;
+  const int64_t xs[2] = {rows, cols};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, xs, x.data()};
+  qlinear_dynamic_attrs d;
+  qlinear_dynamic_attrs_init(&d);
+  d.output_dtype = QLINEAR_DTYPE_INT8;
+  std::vector<uint8_t> want(x.size()), got(x.size());
+  float want_s[2] = {0, 0}, got_s[2] = {0, 0};
+  d.block_size = cols;
+  ASSERT_EQ(qlinear_quantize_dynamic(&tx, &d, want.data(), want.size(), want_s, 8, nullptr, 0), QLINEAR_OK)
+      << qlinear_last_error();
+  EXPECT_EQ(want_s[0], 498.0f * 0.03125f / 127.0f);
+  for (int64_t block : {int64_t{INT64_MAX}, INT64_MAX / 8 + 1, INT64_MAX / 16 + 1, int64_t{1} << 40}) {
+    d.block_size = block;
+    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &d, got.data(), got.size(), got_s, 8, nullptr, 0), QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(got, want) << block;
+    EXPECT_EQ(std::memcmp(got_s, want_s, 8), 0) << block;
+  }
+}
+
 // ---- 4. attribute domains ------------------------------------------------------------------
 
 struct QCall {
