@@ -1216,7 +1216,7 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
       blocks(Run{r.start + head, r.count - head, r.scale_first + 1, r.period, 0});
     });
   }
-  if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && p.end - p.begin >= kStreamFrom) || Dec::kStreams) {
+  if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && ElementsForChoices(p) >= kStreamFrom) || Dec::kStreams) {
     return ForEachRun(p.layout, p.begin, p.end, one);
   }
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -1425,7 +1425,7 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
 inline void DequantizeVector(const DequantizePlan& p, const QuantParams& prm, void* y) {
 #if HWY_ARCH_X86
   if (p.y_type == DType::kFloat32 && p.layout.granularity != Granularity::kPerTensor &&
-      p.end - p.begin >= kStreamFrom) {
+      ElementsForChoices(p) >= kStreamFrom) {
     if (StreamsInPlace(p, y)) return DequantizeVectorDirect(p, prm, y, nullptr, true);
     if (DequantizeStaged(p, y, [&](const DequantizePlan& q, void* out, LineDrain* drain) {
           DequantizeVectorDirect(q, prm, out, drain);

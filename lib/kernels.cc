@@ -48,16 +48,22 @@ void QuantizePiece(const QuantizePlan& p, const QuantParams& prm, void* y) {
   }
 }
 
-// A whole QuantizeLinear call on this target (one dispatch per call): the scales decoded once,
-// the path chosen (`path`: the one forced, or kAuto), then the pieces.
+// A whole QuantizeLinear call on this target (one dispatch per call): the path chosen (`path`:
+// the one forced, or kAuto), then the pieces, each with its scales decoded (on the calling
+// thread, pieces of about kWindowGroups groups: a first call's scratch stays small).
 void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* split, QuantizePath path) {
   if (!VectorQuantizeSupported(p)) return RunPlan<QuantizePiece>(p, y, QuantParams(), split);
   if (path == QuantizePath::kAuto) path = kOwnPath;
   // The reciprocal path needs the quotient in float32 (no second rounding).
   const bool reciprocals = p.prec == Prec::kF32 && path == QuantizePath::kReciprocal;
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec,
-                        reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision, p.workspace);
-  RunPlan<QuantizePiece>(p, y, d.params(), split);
+  const ParamsFor use = reciprocals ? ParamsFor::kReciprocal : ParamsFor::kDivision;
+  auto run = [&](const QuantizePlan& q, void* q_y, ParamsWorkspace* ws, const TaskSplit* s) {
+    const DecodedParams d(q.layout, q.begin, q.end, q.scale_type, q.scale, q.y_type, q.zero_point, q.prec, use, ws);
+    RunPlan<QuantizePiece>(q, q_y, d.params(), s);
+  };
+  // A caller's workspace or parallel-for: the whole call at once.
+  if (split != nullptr || p.workspace != nullptr) return run(p, y, p.workspace, split);
+  RunInWindowPieces(p, y, [&](const QuantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); });
 }
 
 // ExecuteQuantizeDriver on the calling thread with a statistics job (dynamic.h StatsJob) done

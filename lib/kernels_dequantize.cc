@@ -28,9 +28,15 @@ void DequantizePiece(const DequantizePlan& p, const QuantParams& prm, void* y) {
 
 void ExecuteDequantizeDriver(const DequantizePlan& p, void* y, const TaskSplit* split) {
   if (!VectorDequantizeSupported(p)) return RunPlan<DequantizePiece>(p, y, QuantParams(), split);
-  const DecodedParams d(p.layout, p.begin, p.end, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32,
-                        ParamsFor::kDequantize);
-  RunPlan<DequantizePiece>(p, y, d.ForDequantize(p.x_type), split);
+  auto run = [&](const DequantizePlan& q, void* q_y, ParamsWorkspace* ws, const TaskSplit* s) {
+    const DecodedParams d(q.layout, q.begin, q.end, q.scale_type, q.scale, q.x_type, q.zero_point, Prec::kF32,
+                          ParamsFor::kDequantize, ws);
+    RunPlan<DequantizePiece>(q, q_y, d.ForDequantize(q.x_type), s);
+  };
+  if (split != nullptr) return run(p, y, nullptr, split);
+  // On the calling thread, pieces of about kWindowGroups groups: the decoded scales and zero
+  // points stay small (a first call's scratch; no allocation per call for large tensors).
+  RunInWindowPieces(p, y, [&](const DequantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); });
 }
 
 }  // namespace HWY_NAMESPACE

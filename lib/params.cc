@@ -204,6 +204,18 @@ void GiveBackThreadWorkspace(ParamsWorkspace&& w) {
 
 }  // namespace
 
+CallWorkspace::CallWorkspace(int64_t groups) {
+  if (groups <= kThreadWorkspaceGroups) {
+    ws_ = TakeThreadWorkspace(ArraysNeeded{true, true, true, true, groups});
+    give_back_ = true;
+  }
+  ws_.Reserve(groups);
+}
+
+CallWorkspace::~CallWorkspace() {
+  if (give_back_) GiveBackThreadWorkspace(std::move(ws_));
+}
+
 DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType scale_type,
                              const void* scale, DType zp_type, const void* zp, Prec prec,
                              ParamsFor use, ParamsWorkspace* ws) {

@@ -41,6 +41,23 @@ struct ParamsWorkspace {
   int64_t Bytes() const;
 };
 
+// The calling thread's workspace (or, beyond its size, a new one) held by a call that runs in
+// pieces on that thread (run_plan.h ForEachWindowPiece), every array reserved up front for the
+// largest piece: no piece allocates once outputs are being written. The constructor may throw
+// std::bad_alloc.
+class CallWorkspace {
+ public:
+  explicit CallWorkspace(int64_t groups);
+  ~CallWorkspace();
+  CallWorkspace(const CallWorkspace&) = delete;
+  CallWorkspace& operator=(const CallWorkspace&) = delete;
+  ParamsWorkspace* get() { return &ws_; }
+
+ private:
+  ParamsWorkspace ws_;
+  bool give_back_ = false;
+};
+
 // Scales rounded to the division precision as float32; zero points as the encoders take them
 // (integers as int32; float4e2m1 as its float32 bits, an absent one as -0.0 so that every sum,
 // -0 included, is unchanged; float8: zero). For the reciprocal path, also 1/scale (kernels.h),

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 
@@ -109,6 +110,40 @@ inline void ScaleWindow(const Layout& l, int64_t begin, int64_t end, int64_t* fi
   }
 }
 
+// A call whose elements use more scale indices than this is run in pieces that each use at most
+// about this many (WindowPieceEnd), so that its decoded per-group parameters stay small (16 bytes
+// per group at most: 64 KiB) instead of growing with the tensor.
+constexpr int64_t kWindowGroups = 4096;
+
+// Where the piece of [begin, end) that starts at begin ends: end itself when ScaleWindow(begin,
+// end) has at most max_groups indices, else earlier, at the end of whole groups so that no group
+// is decoded twice: blocks along an outer axis end a block row (of `inner` groups; at least one
+// even when inner > max_groups), per-axis layouts end a row within one sweep of the axis. A
+// per-axis layout whose sweeps repeat with short rows (inner < 64) is not cut: each sweep
+// would decode every scale again.
+inline int64_t WindowPieceEnd(const Layout& l, int64_t begin, int64_t end, int64_t max_groups) {
+  if (end <= begin || l.granularity == Granularity::kPerTensor) return end;
+  int64_t first, count;
+  ScaleWindow(l, begin, end, &first, &count);
+  if (count <= max_groups) return end;
+  const int64_t r0 = begin / l.inner;  // rows of `inner` elements
+  int64_t row_end;                     // the piece ends with row row_end - 1
+  if (l.granularity == Granularity::kPerAxis) {
+    if (l.outer > 1 && l.inner < 64) return end;
+    row_end = std::min((r0 / l.axis_dim + 1) * l.axis_dim, r0 + max_groups);
+  } else {
+    // Block row b covers rows [o * axis_dim + j * block, o * axis_dim + min(axis_dim, (j + 1) *
+    // block)), o = b / scale_axis, j = b % scale_axis. The last one in the piece lies before the
+    // block row of end's last row: count > max_groups.
+    const int64_t rows_of_block_rows = std::max<int64_t>(1, max_groups / l.inner);
+    const int64_t b0 = r0 / l.axis_dim * l.scale_axis + r0 % l.axis_dim / l.block;
+    const int64_t b = b0 + rows_of_block_rows - 1;
+    const int64_t o = b / l.scale_axis, j0 = b % l.scale_axis * l.block;
+    row_end = o * l.axis_dim + j0 + std::min(l.block, l.axis_dim - j0);
+  }
+  return std::min(end, row_end * l.inner);
+}
+
 // Per-axis layouts: calls fn(const Run&) for each stretch of [begin, end) within one sweep of the
 // axis (axis_dim rows of `inner` elements, scale index (i / inner) % axis_dim), as one run of
 // blocks of `inner`: element j uses scale scale_first + (phase + j) / inner.
@@ -195,7 +230,13 @@ struct PlanBase {
   // The elements to compute, [begin, end) of the flattened tensor; x and y point at element
   // `begin` (the sub-range entry points and parallel tasks narrow it; plans cover everything).
   int64_t begin = 0, end = 0;
+  // The elements that size-based choices (prefetching, streaming stores) weigh: those of the
+  // whole call when it runs in pieces on one thread (ForEachWindowPiece); 0: [begin, end).
+  int64_t call_elements = 0;
 };
+
+// The elements a plan's size-based choices weigh (PlanBase::call_elements).
+inline int64_t ElementsForChoices(const PlanBase& p) { return p.call_elements > 0 ? p.call_elements : p.end - p.begin; }
 
 struct ParamsWorkspace;  // params.h
 

@@ -814,7 +814,7 @@ bool QuantizeAll(const Enc& enc, const QuantizePlan& p, const QuantParams& prm, 
   // Other sub-byte plans: chunks on byte boundaries (p.begin is one); codes staged one per
   // byte, padding codes zero.
   HWY_ALIGN TOut codes[kChunk];
-  const bool prefetch = p.end - b >= kPrefetchFrom;
+  const bool prefetch = ElementsForChoices(p) >= kPrefetchFrom;
   for (int64_t c0 = b; c0 < p.end; c0 += kChunk) {
     const int64_t c1 = std::min(p.end, c0 + kChunk);
     if (prefetch) {  // the next chunk's x (kPrefetchFrom; a chunk of float32 is 4 KB)

@@ -436,6 +436,63 @@ void CheckDequantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, size_
   }
 }
 
+// Layouts with more than kWindowGroups scales run on the calling thread in pieces, each with its
+// own decoded scales (WindowPieceEnd): blocks along an outer axis with rows longer and shorter
+// than kWindowGroups and pieces that would end mid-byte of int4/int2 (rows of odd length,
+// blocks of 3), blocks along the last axis across rows, per-axis along the only axis and along
+// a middle axis with rows of 65 (pieces end at a sweep of the axis). Both directions, against
+// the reference; the pieces and their ends are checked too.
+TEST_P(KernelTest, CallsInPiecesOfTheirScaleWindows) {
+  std::mt19937 rng(41);
+  const std::vector<Layout2> layouts = {
+      {{10, 4101}, {4, 4101}, 0, 3},
+      {{12, 2501}, {6, 2501}, 0, 2},
+      {{600, 35}, {300, 35}, 0, 2},
+      {{3, 20001}, {3, 5001}, 1, 4},
+      {{9001}, {9001}, 0, 0},
+      {{2, 4200, 65}, {4200}, 1, 0},
+  };
+  for (const Layout2& l : layouts) {
+    // The pieces: consecutive, each within the limit (a block row at least), each ending whole groups.
+    QuantizePlan plan;
+    {
+      int64_t n = 1, sn = 1;
+      for (int64_t d : l.x_shape) n *= d;
+      for (int64_t d : l.s_shape) sn *= d;
+      std::vector<float> x(static_cast<size_t>(n)), s(static_cast<size_t>(sn), 1.0f);
+      const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(l.x_shape.size()), l.x_shape.data(), x.data()};
+      const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), s.data()};
+      qlinear_quantize_attrs a;
+      qlinear_quantize_attrs_init(&a);
+      a.axis = l.axis;
+      a.block_size = l.block;
+      ASSERT_EQ(PlanQuantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK);
+      int64_t first, count, pieces = 0;
+      ScaleWindow(plan.layout, 0, n, &first, &count);
+      ASSERT_GT(count, kWindowGroups) << Describe(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, l, 0);
+      for (int64_t b = 0; b < n; ++pieces) {
+        const int64_t e = WindowPieceEnd(plan.layout, b, n, kWindowGroups);
+        ASSERT_GT(e, b);
+        ScaleWindow(plan.layout, b, e, &first, &count);
+        ASSERT_LE(count, std::max(kWindowGroups, plan.layout.inner));
+        if (e < n) {
+          ASSERT_NE(ScaleIndex(plan.layout, e - 1), ScaleIndex(plan.layout, e)) << "piece ends mid-group at " << e;
+        }
+        b = e;
+      }
+      ASSERT_GT(pieces, 1);
+    }
+    for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_INT2, QLINEAR_DTYPE_FLOAT4E2M1}) {
+      CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, true, 1, rng);
+    }
+    CheckQuantize(QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16, QLINEAR_DTYPE_INT4, l, 0.05f, 0, true, 3, rng);
+    for (int32_t xt : {QLINEAR_DTYPE_UINT8, QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_UINT2, QLINEAR_DTYPE_FLOAT4E2M1}) {
+      CheckDequantize(xt, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_FLOAT, l, 1, rng);
+    }
+    CheckDequantize(QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_BFLOAT16, l, 2, rng);
+  }
+}
+
 // NaN products written as float16/bfloat16: the reference's canonical quiet NaN with the sign,
 // whatever the payload (api_fuzzer found a NaN scale 0xFFFFFFFF written as bfloat16 0xFFFF).
 TEST_P(KernelTest, DequantizeNaNPayloadsToHalfTypes) {

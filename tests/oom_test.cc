@@ -160,6 +160,35 @@ TEST(OutOfMemory, DynamicQuantizationWritesNothing) {
   }
 }
 
+// QuantizeLinear of x into tz's type, then DequantizeLinear of the result, each with every
+// allocation failing in turn; returns the quantized bytes.
+std::vector<uint8_t> QuantizeAndDequantizeWriteNothing(const qlinear_tensor& tx, const qlinear_tensor& ts,
+                                                       const qlinear_tensor& tz, int64_t axis, int64_t block,
+                                                       size_t code_bytes, const std::string& what) {
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = axis;
+  qa.block_size = block;
+  Buffers q{std::vector<uint8_t>(code_bytes), {}, {}};
+  EXPECT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &qa, q.y.data(), q.y.size()), QLINEAR_OK) << qlinear_last_error();
+  EveryAllocationFails(q, ("QuantizeLinear " + what).c_str(), [&](Buffers* b) {
+    return qlinear_quantize_linear(&tx, &ts, &tz, &qa, b->y.data(), b->y.size());
+  });
+  const qlinear_tensor tq{tz.dtype, tx.rank, tx.shape, q.y.data()};
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = axis;
+  da.block_size = block;
+  int64_t n = 1;
+  for (int32_t k = 0; k < tx.rank; ++k) n *= tx.shape[k];
+  Buffers d{std::vector<uint8_t>(static_cast<size_t>(n) * 4), {}, {}};
+  EXPECT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, d.y.data(), d.y.size()), QLINEAR_OK) << qlinear_last_error();
+  EveryAllocationFails(d, ("DequantizeLinear " + what).c_str(), [&](Buffers* b) {
+    return qlinear_dequantize_linear(&tq, &ts, &tz, &da, b->y.data(), b->y.size());
+  });
+  return q.y;
+}
+
 // QuantizeLinear and DequantizeLinear decode many scales (blocked, per axis) on the heap.
 TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
   const std::vector<int64_t> shape{64, 1000};
@@ -174,15 +203,11 @@ TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
   const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
   const qlinear_tensor tz{QLINEAR_DTYPE_INT8, 2, sshape.data(), zps.data()};
+  Buffers q{QuantizeAndDequantizeWriteNothing(tx, ts, tz, 1, 32, x.size(), "blocked"), {}, {}};
   qlinear_quantize_attrs qa;
   qlinear_quantize_attrs_init(&qa);
   qa.axis = 1;
   qa.block_size = 32;
-  Buffers q{std::vector<uint8_t>(x.size()), {}, {}};
-  ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, &tz, &qa, q.y.data(), q.y.size()), QLINEAR_OK) << qlinear_last_error();
-  EveryAllocationFails(q, "QuantizeLinear blocked", [&](Buffers* b) {
-    return qlinear_quantize_linear(&tx, &ts, &tz, &qa, b->y.data(), b->y.size());
-  });
   qlinear_parallel_options par;
   qlinear_parallel_options_init(&par);
   par.max_threads = 2;
@@ -190,16 +215,41 @@ TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
   EveryAllocationFails(q, "QuantizeLinear blocked, parallel", [&](Buffers* b) {
     return qlinear_quantize_linear_parallel(&tx, &ts, &tz, &qa, b->y.data(), b->y.size(), &par);
   });
+}
 
-  const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 2, shape.data(), q.y.data()};
-  qlinear_dequantize_attrs da;
-  qlinear_dequantize_attrs_init(&da);
-  da.axis = 1;
-  da.block_size = 32;
-  Buffers d{std::vector<uint8_t>(x.size() * 4), {}, {}};
-  ASSERT_EQ(qlinear_dequantize_linear(&tq, &ts, &tz, &da, d.y.data(), d.y.size()), QLINEAR_OK) << qlinear_last_error();
-  EveryAllocationFails(d, "DequantizeLinear blocked", [&](Buffers* b) {
-    return qlinear_dequantize_linear(&tq, &ts, &tz, &da, b->y.data(), b->y.size());
+// Calls with more scales than one piece decodes (blocks of 8 along the rows of [256, 1000]:
+// 32000 scales) run in pieces, whose buffers are all reserved before the first piece writes.
+TEST(OutOfMemory, CallsInPiecesWriteNothing) {
+  const std::vector<int64_t> shape{256, 1000}, sshape{32, 1000};
+  const std::vector<float> x = Values(256 * 1000);
+  std::vector<float> scales(32 * 1000);
+  std::vector<uint8_t> zps(scales.size() / 2);  // uint4, packed
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
+  for (size_t i = 0; i < zps.size(); ++i) zps[i] = static_cast<uint8_t>(i * 37);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
+  const qlinear_tensor tz{QLINEAR_DTYPE_UINT4, 2, sshape.data(), zps.data()};
+  QuantizeAndDequantizeWriteNothing(tx, ts, tz, 0, 8, x.size() / 2, "in pieces");
+
+  // A range from inside the last row of a block row: its first piece uses 1000 scales, the
+  // next ones 3000 each (rows of 3000, blocks of 4 along the rows).
+  const std::vector<int64_t> wide{64, 3000}, wide_s{16, 3000};
+  const std::vector<float> wx = Values(64 * 3000);
+  std::vector<float> wscales(16 * 3000);
+  for (size_t i = 0; i < wscales.size(); ++i) wscales[i] = 0.01f + 0.001f * static_cast<float>(i % 89);
+  const int64_t first = 3 * 3000 + 2000, count = 64 * 3000 - first;
+  const qlinear_tensor twx{QLINEAR_DTYPE_FLOAT, 2, wide.data(), wx.data() + first};
+  const qlinear_tensor tws{QLINEAR_DTYPE_FLOAT, 2, wide_s.data(), wscales.data()};
+  qlinear_quantize_attrs wa;
+  qlinear_quantize_attrs_init(&wa);
+  wa.axis = 0;
+  wa.block_size = 4;
+  wa.output_dtype = QLINEAR_DTYPE_INT4;
+  Buffers r{std::vector<uint8_t>(static_cast<size_t>(count / 2)), {}, {}};
+  ASSERT_EQ(qlinear_quantize_linear_range(&twx, &tws, nullptr, &wa, first, count, r.y.data(), r.y.size()), QLINEAR_OK)
+      << qlinear_last_error();
+  EveryAllocationFails(r, "QuantizeLinear range in pieces of growing size", [&](Buffers* b) {
+    return qlinear_quantize_linear_range(&twx, &tws, nullptr, &wa, first, count, b->y.data(), b->y.size());
   });
 }
 
