@@ -63,7 +63,11 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
   };
   // A caller's workspace or parallel-for: the whole call at once.
   if (split != nullptr || p.workspace != nullptr) return run(p, y, p.workspace, split);
-  RunInWindowPieces(p, y, [&](const QuantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); });
+  RunInWindowPieces(
+      p, y,
+      [&](int64_t groups) { return ArraysFor(groups, p.scale_type, p.scale, p.y_type, p.zero_point, p.prec, use); },
+      [&](const QuantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); },
+      [](const QuantizePlan& q, void* q_y) { QuantizeReference(q, q_y, q.begin, q.end); });
 }
 
 // ExecuteQuantizeDriver on the calling thread with a statistics job (dynamic.h StatsJob) done

@@ -36,7 +36,13 @@ void ExecuteDequantizeDriver(const DequantizePlan& p, void* y, const TaskSplit* 
   if (split != nullptr) return run(p, y, nullptr, split);
   // On the calling thread, pieces of about kWindowGroups groups: the decoded scales and zero
   // points stay small (a first call's scratch; no allocation per call for large tensors).
-  RunInWindowPieces(p, y, [&](const DequantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); });
+  RunInWindowPieces(
+      p, y,
+      [&](int64_t groups) {
+        return ArraysFor(groups, p.scale_type, p.scale, p.x_type, p.zero_point, Prec::kF32, ParamsFor::kDequantize);
+      },
+      [&](const DequantizePlan& q, void* q_y, ParamsWorkspace* ws) { run(q, q_y, ws, nullptr); },
+      [](const DequantizePlan& q, void* q_y) { DequantizeReference(q, q_y, q.begin, q.end); });
 }
 
 }  // namespace HWY_NAMESPACE

@@ -166,16 +166,25 @@ constexpr int64_t kThreadWorkspaceGroups = int64_t{1} << 16;
 constexpr int kThreadWorkspaces = 2;
 thread_local ParamsWorkspace t_workspaces[kThreadWorkspaces];
 
-// The arrays a call decodes into, for n groups.
-struct ArraysNeeded {
-  bool scales, zps, recips, offsets;
-  int64_t n;
-  bool FitIn(const ParamsWorkspace& w) const {
-    return (!scales || w.scales.capacity >= n) && (!zps || w.zps.capacity >= n) &&
-           (!recips || w.recips.capacity >= n) && (!offsets || w.offsets.capacity >= n);
-  }
-  bool Any() const { return scales || zps || recips || offsets; }
-};
+// DequantizeLinear reads no zero points (QuantParams::zps null) without a zero point, and for
+// float8/float4 inputs, whose zero points are validated to be zero and which decoders ignore.
+bool ZeroPointsRead(DType zp_type, const void* zp, ParamsFor use) {
+  const Kind kind = Info(zp_type).kind;
+  return !(use == ParamsFor::kDequantize && (kind == Kind::kMiniFloat || (zp == nullptr && kind == Kind::kInt)));
+}
+
+// float32 scales in float32 precision are read where they are.
+bool ScalesInPlace(DType scale_type, const void* scale, Prec prec) {
+  return scale_type == DType::kFloat32 && prec == Prec::kF32 && reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0;
+}
+
+// The arrays of need, reserved in w; may throw std::bad_alloc.
+void ReserveNeeded(const ArraysNeeded& need, ParamsWorkspace& w) {
+  if (need.scales) w.scales.Reserve(need.n);
+  if (need.zps) w.zps.Reserve(need.n);
+  if (need.recips) w.recips.Reserve(need.n);
+  if (need.offsets) w.offsets.Reserve(need.n);
+}
 
 // The smallest of the thread's workspaces that the arrays fit in, else the largest (to grow).
 ParamsWorkspace TakeThreadWorkspace(const ArraysNeeded& need) {
@@ -204,12 +213,27 @@ void GiveBackThreadWorkspace(ParamsWorkspace&& w) {
 
 }  // namespace
 
-CallWorkspace::CallWorkspace(int64_t groups) {
-  if (groups <= kThreadWorkspaceGroups) {
-    ws_ = TakeThreadWorkspace(ArraysNeeded{true, true, true, true, groups});
+ArraysNeeded ArraysFor(int64_t n, DType scale_type, const void* scale, DType zp_type, const void* zp, Prec prec,
+                       ParamsFor use) {
+  const DTypeInfo& zi = Info(zp_type);
+  ArraysNeeded need;
+  const bool many = n > 1;  // one group: DecodedParams' members
+  need.scales = many && !ScalesInPlace(scale_type, scale, prec);
+  need.zps = many && ZeroPointsRead(zp_type, zp, use);
+  need.recips = many && use == ParamsFor::kReciprocal;
+  need.offsets = need.recips && zi.kind == Kind::kInt && zi.bits <= 8;
+  need.n = n;
+  return need;
+}
+
+CallWorkspace::CallWorkspace(const ArraysNeeded& need) {
+  if (!need.Any()) return;
+  used_ = true;
+  if (need.n <= kThreadWorkspaceGroups) {
+    ws_ = TakeThreadWorkspace(need);
     give_back_ = true;
   }
-  ws_.Reserve(groups);
+  ReserveNeeded(need, ws_);
 }
 
 CallWorkspace::~CallWorkspace() {
@@ -222,22 +246,9 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   int64_t first, n;
   ScaleWindow(l, begin, end, &first, &n);
   n_ = n;
-  // DequantizeLinear reads no zero points (QuantParams::zps null) without a zero point, and for
-  // float8/float4 inputs, whose zero points are validated to be zero and which decoders ignore.
-  const Kind zp_kind = Info(zp_type).kind;
-  const bool zps_needed = !(use == ParamsFor::kDequantize &&
-                            (zp_kind == Kind::kMiniFloat || (zp == nullptr && zp_kind == Kind::kInt)));
-  const bool scales_in_place = scale_type == DType::kFloat32 && prec == Prec::kF32 &&
-                               reinterpret_cast<uintptr_t>(scale) % alignof(float) == 0;
-  const DTypeInfo& zi = Info(zp_type);
-  // The arrays this call decodes into (one group, or none, uses the members instead).
-  const bool many = n > 1;
-  ArraysNeeded need;
-  need.scales = many && !scales_in_place;
-  need.zps = many && zps_needed;
-  need.recips = many && use == ParamsFor::kReciprocal;
-  need.offsets = need.recips && zi.kind == Kind::kInt && zi.bits <= 8;
-  need.n = n;
+  const ArraysNeeded need = ArraysFor(n, scale_type, scale, zp_type, zp, prec, use);
+  const bool zps_needed = ZeroPointsRead(zp_type, zp, use);
+  const bool scales_in_place = ScalesInPlace(scale_type, scale, prec);
   if (ws != nullptr && !need.FitIn(*ws)) ws = nullptr;  // too small: allocate
   if (ws == nullptr && need.Any()) {
     if (n <= kThreadWorkspaceGroups) {
@@ -245,10 +256,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
       give_back_ = true;
     }
     // May throw std::bad_alloc, before any output is written.
-    if (need.scales) own_.scales.Reserve(n);
-    if (need.zps) own_.zps.Reserve(n);
-    if (need.recips) own_.recips.Reserve(n);
-    if (need.offsets) own_.offsets.Reserve(n);
+    ReserveNeeded(need, own_);
     ws = &own_;
   }
   float* s = need.scales ? ws->scales.data.get() : &scale0_;

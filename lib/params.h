@@ -41,21 +41,34 @@ struct ParamsWorkspace {
   int64_t Bytes() const;
 };
 
+// The arrays a call's DecodedParams decodes n groups into (none for n = 1: its own members).
+struct ArraysNeeded {
+  bool scales = false, zps = false, recips = false, offsets = false;
+  int64_t n = 0;
+  bool FitIn(const ParamsWorkspace& w) const {
+    return (!scales || w.scales.capacity >= n) && (!zps || w.zps.capacity >= n) &&
+           (!recips || w.recips.capacity >= n) && (!offsets || w.offsets.capacity >= n);
+  }
+  bool Any() const { return scales || zps || recips || offsets; }
+};
+ArraysNeeded ArraysFor(int64_t n, DType scale_type, const void* scale, DType zp_type, const void* zp, Prec prec,
+                       ParamsFor use);
+
 // The calling thread's workspace (or, beyond its size, a new one) held by a call that runs in
-// pieces on that thread (run_plan.h ForEachWindowPiece), every array reserved up front for the
-// largest piece: no piece allocates once outputs are being written. The constructor may throw
-// std::bad_alloc.
+// pieces on that thread (run_plan.h RunInWindowPieces), the arrays its pieces need reserved up
+// front for the largest piece: no piece allocates once outputs are being written. get() is null
+// when they need none. The constructor may throw std::bad_alloc.
 class CallWorkspace {
  public:
-  explicit CallWorkspace(int64_t groups);
+  explicit CallWorkspace(const ArraysNeeded& need);
   ~CallWorkspace();
   CallWorkspace(const CallWorkspace&) = delete;
   CallWorkspace& operator=(const CallWorkspace&) = delete;
-  ParamsWorkspace* get() { return &ws_; }
+  ParamsWorkspace* get() { return used_ ? &ws_ : nullptr; }
 
  private:
   ParamsWorkspace ws_;
-  bool give_back_ = false;
+  bool used_ = false, give_back_ = false;
 };
 
 // Scales rounded to the division precision as float32; zero points as the encoders take them

@@ -231,7 +231,7 @@ struct PlanBase {
   // `begin` (the sub-range entry points and parallel tasks narrow it; plans cover everything).
   int64_t begin = 0, end = 0;
   // The elements that size-based choices (prefetching, streaming stores) weigh: those of the
-  // whole call when it runs in pieces on one thread (ForEachWindowPiece); 0: [begin, end).
+  // whole call when it runs in pieces on one thread (RunInWindowPieces); 0: [begin, end).
   int64_t call_elements = 0;
 };
 

@@ -38,46 +38,58 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
 }
 
 // The bounds [b, e) of the consecutive pieces of a plan, each using at most about kWindowGroups
-// scale indices (WindowPieceEnd); a packed tensor's pieces start on a byte of it. Returns false
-// when the whole plan is one piece (fn not called).
+// scale indices (WindowPieceEnd), and whether the piece is a straddle byte. A packed tensor's
+// pieces start on a byte of it, so a group end inside a byte leaves that byte (elements of two
+// groups) as a piece of its own, run without decoded parameters: a byte that ends one sweep of a
+// per-axis layout and starts the next would use every scale of the axis, and one across two block
+// rows both rows. Returns false when the whole plan is one piece (fn not called).
 template <class Plan, class Fn>
 bool ForEachPieceBounds(const Plan& p, Fn&& fn) {
   if (WindowPieceEnd(p.layout, p.begin, p.end, kWindowGroups) == p.end) return false;
   const int bits = std::min(Info(p.x_type).bits, Info(p.y_type).bits);
   const int64_t per_byte = bits < 8 ? 8 / bits : 1;
-  for (int64_t b = p.begin; b < p.end;) {
-    int64_t e = WindowPieceEnd(p.layout, b, p.end, kWindowGroups);
-    if (e < p.end && (e - p.begin) % per_byte != 0) {
-      const int64_t down = e - (e - p.begin) % per_byte;
-      e = down > b ? down : std::min(p.end, down + per_byte);
+  for (int64_t b = p.begin; b < p.end;) {  // b - p.begin: a multiple of per_byte
+    const int64_t e = WindowPieceEnd(p.layout, b, p.end, kWindowGroups);
+    const int64_t into_byte = (e - p.begin) % per_byte;
+    if (e == p.end || into_byte == 0) {
+      fn(b, e, false);
+      b = e;
+      continue;
     }
-    fn(b, e);
-    b = e;
+    const int64_t byte_begin = e - into_byte;  // >= b
+    if (byte_begin > b) fn(b, byte_begin, false);
+    b = std::min(p.end, byte_begin + per_byte);
+    fn(byte_begin, b, true);
   }
   return true;
 }
 
 // run(piece, piece_y, workspace) over the plan in pieces (ForEachPieceBounds) on the calling
-// thread, their decoded parameters in one workspace reserved before the first piece writes (may
-// throw std::bad_alloc before that); or run(p, y, nullptr) when it is one piece.
-template <class Plan, class Fn>
-void RunInWindowPieces(const Plan& p, void* y, Fn&& run) {
+// thread, their decoded parameters (the arrays need(groups) names) in one workspace reserved
+// before the first piece writes (may throw std::bad_alloc before that), and run_byte(piece,
+// piece_y) for the straddle bytes; or run(p, y, nullptr) when the plan is one piece.
+template <class Plan, class Need, class Fn, class ByteFn>
+void RunInWindowPieces(const Plan& p, void* y, Need&& need, Fn&& run, ByteFn&& run_byte) {
   int64_t most = 0;
-  const bool pieces = ForEachPieceBounds(p, [&](int64_t b, int64_t e) {
+  const bool pieces = ForEachPieceBounds(p, [&](int64_t b, int64_t e, bool straddle) {
     int64_t first, count;
     ScaleWindow(p.layout, b, e, &first, &count);
-    most = std::max(most, count);
+    if (!straddle) most = std::max(most, count);
   });
   if (!pieces) return run(p, y, static_cast<ParamsWorkspace*>(nullptr));
-  CallWorkspace ws(most);
-  ForEachPieceBounds(p, [&](int64_t b, int64_t e) {
+  CallWorkspace ws(need(most));
+  ForEachPieceBounds(p, [&](int64_t b, int64_t e, bool straddle) {
     Plan piece = p;
     piece.begin = b;
     piece.end = e;
     piece.call_elements = ElementsForChoices(p);
     piece.x = static_cast<const char*>(p.x) + ByteOffset(p.x_type, b - p.begin);
-    run(static_cast<const Plan&>(piece), static_cast<void*>(static_cast<char*>(y) + ByteOffset(p.y_type, b - p.begin)),
-        ws.get());
+    void* piece_y = static_cast<char*>(y) + ByteOffset(p.y_type, b - p.begin);
+    if (straddle) {
+      run_byte(static_cast<const Plan&>(piece), piece_y);
+    } else {
+      run(static_cast<const Plan&>(piece), piece_y, ws.get());
+    }
   });
 }
 

@@ -17,6 +17,7 @@
 #include "lib/minifloat.h"
 #include "lib/plan.h"
 #include "lib/reference.h"
+#include "lib/run_plan.h"
 #include "qlinear/qlinear.h"
 #include "tests/harness.h"
 #include "tests/target_test.h"
@@ -436,12 +437,89 @@ void CheckDequantize(int32_t xt, int32_t st, int32_t yt, const Layout2& l, size_
   }
 }
 
-// Layouts with more than kWindowGroups scales run on the calling thread in pieces, each with its
-// own decoded scales (WindowPieceEnd): blocks along an outer axis with rows longer and shorter
-// than kWindowGroups and pieces that would end mid-byte of int4/int2 (rows of odd length,
-// blocks of 3), blocks along the last axis across rows, per-axis along the only axis and along
-// a middle axis with rows of 65 (pieces end at a sweep of the axis). Both directions, against
-// the reference; the pieces and their ends are checked too.
+// The piece bounds of a call on the calling thread (ForEachPieceBounds), for 8-, 4- and 2-bit
+// outputs and a range call starting mid-byte: consecutive, starting on a byte, each within the
+// limit (a block row at least), ending whole groups or at the byte that holds a group end, which
+// is a piece of its own; no scale decoded twice within a sweep. Includes layouts whose pieces end
+// mid-byte: block rows of odd length, and per-axis sweeps of odd length (a byte across two sweeps
+// would use every scale of the axis).
+TEST(WindowPieces, EndWholeGroupsOrAtTheirStraddleByte) {
+  struct Case {
+    std::vector<int64_t> x_shape, s_shape;
+    int64_t axis, block;
+  };
+  const std::vector<Case> cases = {
+      {{10, 4101}, {4, 4101}, 0, 3},       {{12, 2501}, {6, 2501}, 0, 2},
+      {{600, 35}, {300, 35}, 0, 2},        {{3, 20001}, {3, 5001}, 1, 4},
+      {{9001}, {9001}, 0, 0},              {{2, 4201, 65}, {4201}, 1, 0},
+      {{1000, 4095}, {334, 4095}, 0, 3},   {{2, 100001, 65}, {100001}, 1, 0},
+      {{3, 9001, 63}, {9001}, 1, 0},  // rows under 64: one piece
+  };
+  const float x0 = 0.0f;  // never read: only the plan's layout is used
+  for (const Case& c : cases) {
+    int64_t n = 1, sn = 1;
+    for (int64_t d : c.x_shape) n *= d;
+    for (int64_t d : c.s_shape) sn *= d;
+    std::vector<float> s(static_cast<size_t>(sn), 1.0f);
+    const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(c.x_shape.size()), c.x_shape.data(), &x0};
+    const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(c.s_shape.size()), c.s_shape.data(), s.data()};
+    qlinear_quantize_attrs a;
+    qlinear_quantize_attrs_init(&a);
+    a.axis = c.axis;
+    a.block_size = c.block;
+    QuantizePlan plan;
+    ASSERT_EQ(PlanQuantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK) << qlinear_last_error();
+    const Layout& l = plan.layout;
+    // Decoding each scale once per sweep of the axis decodes this many.
+    const int64_t once = l.granularity == Granularity::kPerAxis ? l.outer * l.axis_dim : l.scale_count;
+    for (DType yt : {DType::kInt8, DType::kInt4, DType::kInt2}) {
+      for (int64_t begin : {int64_t{0}, int64_t{5}}) {
+        plan.y_type = yt;
+        plan.begin = begin;
+        plan.end = n;
+        const int64_t per_byte = 8 / Info(yt).bits;
+        std::string where = "shape [";
+        for (int64_t d : c.x_shape) where += std::to_string(d) + ",";
+        where += "] axis " + std::to_string(c.axis) + " block " + std::to_string(c.block) + ", " +
+                 std::to_string(per_byte) + " per byte, from " + std::to_string(begin);
+        int64_t at = begin, pieces = 0, decoded = 0;
+        bool after_straddle = false;
+        const bool cut = ForEachPieceBounds(plan, [&](int64_t b, int64_t e, bool straddle) {
+          ++pieces;
+          EXPECT_EQ(b, at) << where;
+          EXPECT_GT(e, b) << where;
+          EXPECT_EQ((b - begin) % per_byte, 0) << where << ": piece at " << b;
+          if (straddle) {
+            EXPECT_EQ(e - b, std::min(per_byte, n - b)) << where << ": straddle byte at " << b;
+            EXPECT_NE(ScaleIndex(l, b), ScaleIndex(l, e - 1)) << where << ": straddle byte at " << b;
+          } else {
+            int64_t first, count;
+            ScaleWindow(l, b, e, &first, &count);
+            EXPECT_LE(count, std::max(kWindowGroups, l.inner)) << where << ": piece [" << b << ", " << e << ")";
+            decoded += count;
+            if (b > begin && !after_straddle) {
+              EXPECT_NE(ScaleIndex(l, b - 1), ScaleIndex(l, b)) << where << ": piece starts mid-group at " << b;
+            }
+          }
+          after_straddle = straddle;
+          at = e;
+        });
+        if (c.axis == 1 && c.x_shape.size() == 3 && c.x_shape[2] < 64) {
+          EXPECT_FALSE(cut) << where;
+          continue;
+        }
+        ASSERT_TRUE(cut) << where;
+        EXPECT_EQ(at, n) << where;
+        EXPECT_GT(pieces, 1) << where;
+        EXPECT_LE(decoded, once) << where << ": scales decoded twice";
+      }
+    }
+  }
+}
+
+// Calls on the calling thread whose elements use more than kWindowGroups scales, in pieces of
+// their own decoded scales, for layouts whose pieces end mid-byte of int4/int2 (rows of odd
+// length, blocks of 3, a per-axis sweep of odd length), both directions, against the reference.
 TEST_P(KernelTest, CallsInPiecesOfTheirScaleWindows) {
   std::mt19937 rng(41);
   const std::vector<Layout2> layouts = {
@@ -450,38 +528,9 @@ TEST_P(KernelTest, CallsInPiecesOfTheirScaleWindows) {
       {{600, 35}, {300, 35}, 0, 2},
       {{3, 20001}, {3, 5001}, 1, 4},
       {{9001}, {9001}, 0, 0},
-      {{2, 4200, 65}, {4200}, 1, 0},
+      {{2, 4201, 65}, {4201}, 1, 0},
   };
   for (const Layout2& l : layouts) {
-    // The pieces: consecutive, each within the limit (a block row at least), each ending whole groups.
-    QuantizePlan plan;
-    {
-      int64_t n = 1, sn = 1;
-      for (int64_t d : l.x_shape) n *= d;
-      for (int64_t d : l.s_shape) sn *= d;
-      std::vector<float> x(static_cast<size_t>(n)), s(static_cast<size_t>(sn), 1.0f);
-      const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(l.x_shape.size()), l.x_shape.data(), x.data()};
-      const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(l.s_shape.size()), l.s_shape.data(), s.data()};
-      qlinear_quantize_attrs a;
-      qlinear_quantize_attrs_init(&a);
-      a.axis = l.axis;
-      a.block_size = l.block;
-      ASSERT_EQ(PlanQuantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK);
-      int64_t first, count, pieces = 0;
-      ScaleWindow(plan.layout, 0, n, &first, &count);
-      ASSERT_GT(count, kWindowGroups) << Describe(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_INT8, l, 0);
-      for (int64_t b = 0; b < n; ++pieces) {
-        const int64_t e = WindowPieceEnd(plan.layout, b, n, kWindowGroups);
-        ASSERT_GT(e, b);
-        ScaleWindow(plan.layout, b, e, &first, &count);
-        ASSERT_LE(count, std::max(kWindowGroups, plan.layout.inner));
-        if (e < n) {
-          ASSERT_NE(ScaleIndex(plan.layout, e - 1), ScaleIndex(plan.layout, e)) << "piece ends mid-group at " << e;
-        }
-        b = e;
-      }
-      ASSERT_GT(pieces, 1);
-    }
     for (int32_t yt : {QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_INT2, QLINEAR_DTYPE_FLOAT4E2M1}) {
       CheckQuantize(QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT, yt, l, 0.05f, 0, true, 1, rng);
     }

@@ -253,6 +253,34 @@ TEST(OutOfMemory, CallsInPiecesWriteNothing) {
   });
 }
 
+// Pieces that decode nothing (int8 DequantizeLinear with float32 scales read in place and no
+// zero point) reserve nothing, even for block rows of more scales than a thread keeps.
+TEST(OutOfMemory, PiecesThatDecodeNothingAllocateNothing) {
+  const std::vector<int64_t> shape{4, 70000}, sshape{2, 70000};
+  std::vector<int8_t> x(4 * 70000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i * 7);
+  std::vector<float> scales(2 * 70000);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
+  const qlinear_tensor tx{QLINEAR_DTYPE_INT8, 2, shape.data(), x.data()};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = 0;
+  da.block_size = 2;
+  std::vector<float> d(x.size());
+  std::thread([&] {
+    ASSERT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, &da, d.data(), d.size() * 4), QLINEAR_OK);
+    g_fail_countdown.store(1);  // the next allocation fails
+    EXPECT_EQ(qlinear_dequantize_linear(&tx, &ts, nullptr, &da, d.data(), d.size() * 4), QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(g_fail_countdown.exchange(0), 1) << "a call that decodes nothing allocated";
+  }).join();
+  for (size_t i = 0; i < d.size(); i += 9973) {
+    const size_t k = i / (2 * 70000) * 70000 + i % 70000;
+    ASSERT_EQ(d[i], static_cast<float>(x[i]) * scales[k]) << "element " << i;
+  }
+}
+
 // A thread keeps its scratch between calls (qlinear.h): a later call of the same or a smaller
 // size allocates nothing; glibc would otherwise map and unmap blocks this large on every call.
 TEST(OutOfMemory, LaterCallsOnAThreadAllocateNothing) {

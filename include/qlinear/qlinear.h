@@ -33,9 +33,12 @@
  * - All functions are reentrant and thread-safe; no global state is written after the first
  *   call (Highway's choice of the CPU's target is made when the library is loaded). Each thread
  *   that calls keeps up to two scratch buffers between its calls, for the decoded per-group
- *   parameters of per-axis and blocked calls (up to 16 bytes per scale; a call decodes at most
- *   4096 scales at a time, or one row of them for blocks along an outer axis, and larger sets
- *   are allocated for the call): at most 2 MiB per thread, freed when the thread exits. glibc
+ *   parameters of per-axis and blocked calls (up to 16 bytes per scale; none for 4-byte-aligned
+ *   float32 scales without zero points in DequantizeLinear): at most 2 MiB per thread, freed
+ *   when the thread exits. A call on the calling thread decodes at most 4096 scales at a time (for blocks along
+ *   an outer axis, one row of them if longer); sets of more than 65536 scales are allocated for
+ *   the call: such rows, per-axis scales of a middle axis whose rows have fewer than 64
+ *   elements (which are not cut), and the tasks of a parallel call. glibc
  *   does not unload the library (dlclose) while a thread that called it is alive.
  *
  * Semantics in brief (docs/semantics.md gives every decision with its reason):
