@@ -233,7 +233,12 @@ CallWorkspace::CallWorkspace(const ArraysNeeded& need) {
     ws_ = TakeThreadWorkspace(need);
     give_back_ = true;
   }
-  ReserveNeeded(need, ws_);
+  try {
+    ReserveNeeded(need, ws_);
+  } catch (...) {  // the destructor will not run: keep the thread's buffers
+    if (give_back_) GiveBackThreadWorkspace(std::move(ws_));
+    throw;
+  }
 }
 
 CallWorkspace::~CallWorkspace() {
@@ -255,8 +260,13 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
       own_ = TakeThreadWorkspace(need);
       give_back_ = true;
     }
-    // May throw std::bad_alloc, before any output is written.
-    ReserveNeeded(need, own_);
+    // May throw std::bad_alloc, before any output is written; the thread's buffers are kept.
+    try {
+      ReserveNeeded(need, own_);
+    } catch (...) {
+      if (give_back_) GiveBackThreadWorkspace(std::move(own_));
+      throw;
+    }
     ws = &own_;
   }
   float* s = need.scales ? ws->scales.data.get() : &scale0_;

@@ -102,6 +102,30 @@ std::vector<float> Values(int64_t n) {
   return x;
 }
 
+// QuantizeLinear inputs in uint4 with blocks of `block` along axis 0 of a [rows, cols] float32
+// x: x, its float32 scales and packed zero points, and the same for its first head_rows rows.
+struct Uint4Blocks {
+  std::vector<int64_t> shape, sshape, head_shape, head_sshape;
+  std::vector<float> x, scales;
+  std::vector<uint8_t> zps;
+  qlinear_tensor tx, ts, tz, head_x, head_s, head_z;
+  Uint4Blocks(int64_t rows, int64_t cols, int64_t block, int64_t head_rows = 0)
+      : shape{rows, cols}, sshape{(rows + block - 1) / block, cols}, head_shape{head_rows, cols},
+        head_sshape{(head_rows + block - 1) / block, cols}, x(Values(rows * cols)),
+        scales(static_cast<size_t>(sshape[0] * cols)), zps((scales.size() + 1) / 2) {
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
+    for (size_t i = 0; i < zps.size(); ++i) zps[i] = static_cast<uint8_t>(i * 37);
+    tx = {QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+    ts = {QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
+    tz = {QLINEAR_DTYPE_UINT4, 2, sshape.data(), zps.data()};
+    head_x = {QLINEAR_DTYPE_FLOAT, 2, head_shape.data(), x.data()};
+    head_s = {QLINEAR_DTYPE_FLOAT, 2, head_sshape.data(), scales.data()};
+    head_z = {QLINEAR_DTYPE_UINT4, 2, head_sshape.data(), zps.data()};
+  }
+  Uint4Blocks(const Uint4Blocks&) = delete;
+  Uint4Blocks& operator=(const Uint4Blocks&) = delete;
+};
+
 struct DynamicCase {
   const char* what;
   int32_t y, rule, granularity;
@@ -220,16 +244,8 @@ TEST(OutOfMemory, QuantizeAndDequantizeWriteNothing) {
 // Calls with more scales than one piece decodes (blocks of 8 along the rows of [256, 1000]:
 // 32000 scales) run in pieces, whose buffers are all reserved before the first piece writes.
 TEST(OutOfMemory, CallsInPiecesWriteNothing) {
-  const std::vector<int64_t> shape{256, 1000}, sshape{32, 1000};
-  const std::vector<float> x = Values(256 * 1000);
-  std::vector<float> scales(32 * 1000);
-  std::vector<uint8_t> zps(scales.size() / 2);  // uint4, packed
-  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
-  for (size_t i = 0; i < zps.size(); ++i) zps[i] = static_cast<uint8_t>(i * 37);
-  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
-  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
-  const qlinear_tensor tz{QLINEAR_DTYPE_UINT4, 2, sshape.data(), zps.data()};
-  QuantizeAndDequantizeWriteNothing(tx, ts, tz, 0, 8, x.size() / 2, "in pieces");
+  const Uint4Blocks u(256, 1000, 8);
+  QuantizeAndDequantizeWriteNothing(u.tx, u.ts, u.tz, 0, 8, u.x.size() / 2, "in pieces");
 
   // A range from inside the last row of a block row: its first piece uses 1000 scales, the
   // next ones 3000 each (rows of 3000, blocks of 4 along the rows).
@@ -284,19 +300,11 @@ TEST(OutOfMemory, PiecesThatDecodeNothingAllocateNothing) {
 // A thread keeps its scratch between calls (qlinear.h): a later call of the same or a smaller
 // size allocates nothing; glibc would otherwise map and unmap blocks this large on every call.
 TEST(OutOfMemory, LaterCallsOnAThreadAllocateNothing) {
-  const std::vector<int64_t> shape{256, 1024}, sshape{8, 1024}, small_sshape{2, 1024};
-  const std::vector<float> x = Values(256 * 1024);
-  std::vector<float> scales(8 * 1024);
-  std::vector<uint8_t> zps(scales.size() / 2);  // uint4, packed
-  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f + 0.001f * static_cast<float>(i % 97);
-  for (size_t i = 0; i < zps.size(); ++i) zps[i] = static_cast<uint8_t>(i * 37);
-  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
-  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 2, sshape.data(), scales.data()};
-  const qlinear_tensor tz{QLINEAR_DTYPE_UINT4, 2, sshape.data(), zps.data()};
-  const std::vector<int64_t> small_shape{64, 1024};
-  const qlinear_tensor small_x{QLINEAR_DTYPE_FLOAT, 2, small_shape.data(), x.data()};
-  const qlinear_tensor small_s{QLINEAR_DTYPE_FLOAT, 2, small_sshape.data(), scales.data()};
-  const qlinear_tensor small_z{QLINEAR_DTYPE_UINT4, 2, small_sshape.data(), zps.data()};
+  const Uint4Blocks u(256, 1024, 32, 64);
+  const std::vector<int64_t>& shape = u.shape;
+  const std::vector<float>& x = u.x;
+  const qlinear_tensor &tx = u.tx, &ts = u.ts, &tz = u.tz;
+  const qlinear_tensor &small_x = u.head_x, &small_s = u.head_s, &small_z = u.head_z;
   qlinear_quantize_attrs qa;
   qlinear_quantize_attrs_init(&qa);
   qa.axis = 0;
@@ -337,6 +345,26 @@ TEST(OutOfMemory, LaterCallsOnAThreadAllocateNothing) {
   const size_t small_bytes = 64 * 1024 / 2;
   EXPECT_TRUE(std::equal(q.begin(), q.begin() + small_bytes, q2.begin()));
   EXPECT_TRUE(std::all_of(q2.begin() + small_bytes, q2.end(), [](uint8_t b) { return b == kSentinel; }));
+}
+
+// A call that fails to grow its thread's scratch gives the scratch back: the thread's next call
+// of the earlier size allocates nothing.
+TEST(OutOfMemory, FailedGrowthKeepsTheThreadsScratch) {
+  const Uint4Blocks u(256, 1024, 32, 64);
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = 0;
+  qa.block_size = 32;
+  std::vector<uint8_t> q(u.x.size() / 2);
+  std::thread([&] {
+    ASSERT_EQ(qlinear_quantize_linear(&u.head_x, &u.head_s, &u.head_z, &qa, q.data(), q.size()), QLINEAR_OK);
+    g_fail_countdown.store(1);  // growing the scratch for 4096 groups fails
+    EXPECT_EQ(qlinear_quantize_linear(&u.tx, &u.ts, &u.tz, &qa, q.data(), q.size()), QLINEAR_OUT_OF_MEMORY);
+    g_fail_countdown.store(1);
+    EXPECT_EQ(qlinear_quantize_linear(&u.head_x, &u.head_s, &u.head_z, &qa, q.data(), q.size()), QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(g_fail_countdown.exchange(0), 1) << "the thread's scratch was lost with the failed call";
+  }).join();
 }
 
 // A shard's ranges (qlinear_dynamic_ranges) are an output too: its statistics are allocated
