@@ -211,6 +211,21 @@ void GiveBackThreadWorkspace(ParamsWorkspace&& w) {
   if (w.Bytes() > smallest->Bytes()) *smallest = std::move(w);
 }
 
+// need's arrays reserved in w: the thread's workspace, taken, when n is small enough (returns
+// true: w is to be given back), else w itself. May throw std::bad_alloc, after giving back
+// what it took.
+bool HoldArrays(const ArraysNeeded& need, ParamsWorkspace& w) {
+  const bool taken = need.n <= kThreadWorkspaceGroups;
+  if (taken) w = TakeThreadWorkspace(need);
+  try {
+    ReserveNeeded(need, w);
+  } catch (...) {
+    if (taken) GiveBackThreadWorkspace(std::move(w));
+    throw;
+  }
+  return taken;
+}
+
 }  // namespace
 
 ArraysNeeded ArraysFor(int64_t n, DType scale_type, const void* scale, DType zp_type, const void* zp, Prec prec,
@@ -229,16 +244,7 @@ ArraysNeeded ArraysFor(int64_t n, DType scale_type, const void* scale, DType zp_
 CallWorkspace::CallWorkspace(const ArraysNeeded& need) {
   if (!need.Any()) return;
   used_ = true;
-  if (need.n <= kThreadWorkspaceGroups) {
-    ws_ = TakeThreadWorkspace(need);
-    give_back_ = true;
-  }
-  try {
-    ReserveNeeded(need, ws_);
-  } catch (...) {  // the destructor will not run: keep the thread's buffers
-    if (give_back_) GiveBackThreadWorkspace(std::move(ws_));
-    throw;
-  }
+  give_back_ = HoldArrays(need, ws_);
 }
 
 CallWorkspace::~CallWorkspace() {
@@ -256,17 +262,7 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
   const bool scales_in_place = ScalesInPlace(scale_type, scale, prec);
   if (ws != nullptr && !need.FitIn(*ws)) ws = nullptr;  // too small: allocate
   if (ws == nullptr && need.Any()) {
-    if (n <= kThreadWorkspaceGroups) {
-      own_ = TakeThreadWorkspace(need);
-      give_back_ = true;
-    }
-    // May throw std::bad_alloc, before any output is written; the thread's buffers are kept.
-    try {
-      ReserveNeeded(need, own_);
-    } catch (...) {
-      if (give_back_) GiveBackThreadWorkspace(std::move(own_));
-      throw;
-    }
+    give_back_ = HoldArrays(need, own_);  // may throw std::bad_alloc, before any output is written
     ws = &own_;
   }
   float* s = need.scales ? ws->scales.data.get() : &scale0_;
