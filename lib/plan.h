@@ -312,6 +312,21 @@ struct AttrFields<qlinear_dynamic_attrs> {
                                      QLINEAR_FIELD_END(T, block_size),   QLINEAR_FIELD_END(T, scale_dtype),
                                      QLINEAR_FIELD_END(T, reserved)};
 };
+// The _init functions and qlinear_quantize_attrs_for_dynamic write these structs' first
+// layouts (qlinear.h), and never more bytes, so that a program built against this header can run
+// with a later library. A longer layout needs init functions of its own: these asserts fail when
+// a field is added after the first layout's last one.
+template <class T>
+constexpr bool EndsAtFirstLayout() {
+  constexpr size_t kLast = AttrFields<T>::kEnds[sizeof(AttrFields<T>::kEnds) / sizeof(size_t) - 1];
+  return sizeof(T) - kLast < alignof(T);
+}
+static_assert(EndsAtFirstLayout<qlinear_quantize_attrs>(), "qlinear_quantize_attrs grew: see above");
+static_assert(EndsAtFirstLayout<qlinear_dequantize_attrs>(), "qlinear_dequantize_attrs grew: see above");
+static_assert(EndsAtFirstLayout<qlinear_dynamic_attrs>(), "qlinear_dynamic_attrs grew: see above");
+static_assert(sizeof(qlinear_parallel_options) - QLINEAR_FIELD_END(qlinear_parallel_options, runner_context) <
+                  alignof(qlinear_parallel_options),
+              "qlinear_parallel_options grew: see above");
 #undef QLINEAR_FIELD_END
 
 // Copies a caller's attribute struct over the defaults (older, smaller structs keep the

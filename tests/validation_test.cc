@@ -2,6 +2,8 @@
 // and the rule, and the output buffer is left untouched.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,67 @@ TEST(QuantizeValidation, AttrsStructSize) {
   c.attrs.struct_size = offsetof(qlinear_quantize_attrs, block_size);
   c.attrs.block_size = 999;  // beyond struct_size: ignored
   ExpectQAccepted(c);
+}
+
+// The _init functions and qlinear_quantize_attrs_for_dynamic write their struct's layout and
+// nothing after it (qlinear.h: a program built against an older header has only that much).
+template <class T, class Write>
+T WrittenWithin(Write write) {
+  alignas(std::max_align_t) unsigned char buf[sizeof(T) + 64];
+  std::memset(buf, 0xA5, sizeof(buf));
+  write(reinterpret_cast<T*>(buf));
+  for (size_t i = sizeof(T); i < sizeof(buf); ++i) EXPECT_EQ(buf[i], 0xA5) << "byte " << i << " after the struct";
+  T t;
+  std::memcpy(&t, buf, sizeof(T));
+  EXPECT_EQ(t.struct_size, sizeof(T));
+  return t;
+}
+
+TEST(AttrsInit, WritesTheStructAndNothingAfterIt) {
+  const auto q = WrittenWithin<qlinear_quantize_attrs>(qlinear_quantize_attrs_init);
+  EXPECT_EQ(q.opset, 0);
+  EXPECT_EQ(q.axis, 1);
+  EXPECT_EQ(q.block_size, 0);
+  EXPECT_EQ(q.output_dtype, 0);
+  EXPECT_EQ(q.saturate, 1);
+  EXPECT_EQ(q.precision, 0);
+  const auto d = WrittenWithin<qlinear_dequantize_attrs>(qlinear_dequantize_attrs_init);
+  EXPECT_EQ(d.opset, 0);
+  EXPECT_EQ(d.axis, 1);
+  EXPECT_EQ(d.block_size, 0);
+  EXPECT_EQ(d.output_dtype, 0);
+  EXPECT_EQ(d.reserved, 0);
+  const auto y = WrittenWithin<qlinear_dynamic_attrs>(qlinear_dynamic_attrs_init);
+  EXPECT_EQ(y.output_dtype, 0);
+  EXPECT_EQ(y.rule, QLINEAR_SCALE_ABSMAX);
+  EXPECT_EQ(y.granularity, QLINEAR_GRANULARITY_BLOCK);
+  EXPECT_EQ(y.axis, -1);
+  EXPECT_EQ(y.block_size, 32);
+  EXPECT_EQ(y.scale_dtype, 0);
+  EXPECT_EQ(y.reserved, 0);
+  const auto o = WrittenWithin<qlinear_parallel_options>(qlinear_parallel_options_init);
+  EXPECT_EQ(o.max_threads, 0);
+  EXPECT_EQ(o.min_elements_per_task, 0);
+  EXPECT_EQ(o.parallel_for, nullptr);
+  EXPECT_EQ(o.runner_context, nullptr);
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT4;
+  a.block_size = 64;
+  const auto f = WrittenWithin<qlinear_quantize_attrs>([&](qlinear_quantize_attrs* out) {
+    EXPECT_EQ(qlinear_quantize_attrs_for_dynamic(&a, out), QLINEAR_OK) << qlinear_last_error();
+  });
+  EXPECT_EQ(f.opset, 25);
+  EXPECT_EQ(f.axis, -1);
+  EXPECT_EQ(f.block_size, 64);
+  EXPECT_EQ(f.output_dtype, QLINEAR_DTYPE_INT4);
+  EXPECT_EQ(f.saturate, 1);
+  EXPECT_EQ(f.precision, QLINEAR_DTYPE_FLOAT);
+  // NULL is ignored.
+  qlinear_quantize_attrs_init(nullptr);
+  qlinear_dequantize_attrs_init(nullptr);
+  qlinear_dynamic_attrs_init(nullptr);
+  qlinear_parallel_options_init(nullptr);
 }
 
 TEST(QuantizeValidation, OpsetRange) {

@@ -5,7 +5,10 @@
  * may grow start with `struct_size` (set by their _init function: a smaller struct from an older
  * header keeps the defaults of the fields it lacks; a size that ends inside a field, or that
  * holds no field besides struct_size, is rejected; qlinear_parallel_options has had one layout
- * so far and rejects any size below it).
+ * so far and rejects any size below it). The _init functions and
+ * qlinear_quantize_attrs_for_dynamic write the layouts below and, in every later version, never
+ * more bytes: a program built against this header may run with a later library. A later,
+ * longer layout comes with init functions of its own.
  * It is C99-clean and has no dependency besides <stddef.h> and <stdint.h>.
  *
  * Conventions shared by every function below:
