@@ -418,18 +418,24 @@ struct MiniFloatDecoder {
     if constexpr (kViaF16) {
       const hn::Repartition<uint16_t, DF> d16;
       const hn::Rebind<hwy::float16_t, DF> dh;  // N lanes
-      // g(lo, hi): the values of the 2N codes in c.
-      auto half = [&](hn::Vec<decltype(d16)> c, auto&& g) QLINEAR_INLINE_LAMBDA {
+      const hn::RebindToSigned<decltype(d16)> di16;
+      // e5m2 codes' magnitudes (positive int16).
+      auto magnitude = [&](hn::Vec<decltype(d16)> c) QLINEAR_INLINE_LAMBDA {
+        return hn::BitCast(di16, hn::And(c, hn::Set(d16, uint16_t{0x7F})));
+      };
+      // g(lo, hi): the values of the 2N codes in c. nan_codes: whether c may hold NaN codes
+      // (e5m2 only; the other formats always check).
+      auto half = [&](auto nan_codes, hn::Vec<decltype(d16)> c, auto&& g) QLINEAR_INLINE_LAMBDA {
         hn::Vec<decltype(d16)> bits;
         if constexpr (Tr::kFp4) {
           const auto sign = hn::And(hn::ShiftLeft<12>(c), hn::Set(d16, uint16_t{0x8000}));
           bits = hn::Or(hn::ShiftLeft<9>(hn::And(c, hn::Set(d16, uint16_t{7}))), sign);
         } else if constexpr (Tr::kMant == 2) {  // e5m2: float16's top byte; NaN codes made canonical
           bits = hn::ShiftLeft<8>(c);
-          const hn::RebindToSigned<decltype(d16)> di16;  // magnitudes are positive int16
-          const auto mag = hn::BitCast(di16, hn::And(c, hn::Set(d16, uint16_t{0x7F})));
-          const auto nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C})));
-          bits = hn::IfThenElse(nan, hn::Or(hn::And(bits, hn::Set(d16, uint16_t{0x8000})), hn::Set(d16, uint16_t{0x7E00})), bits);
+          if constexpr (decltype(nan_codes)::value) {
+            const auto nan = hn::RebindMask(d16, hn::Gt(magnitude(c), hn::Set(di16, int16_t{0x7C})));
+            bits = hn::IfThenElse(nan, hn::Or(hn::And(bits, hn::Set(d16, uint16_t{0x8000})), hn::Set(d16, uint16_t{0x7E00})), bits);
+          }
         } else {  // e4m3fn, e4m3fnuz: c's bit 7 is also in bits 8..15, so shifted left by 7
           // it lands on the float16 sign, and its copy on bit 14 is cleared.
           bits = hn::And(hn::ShiftLeft<7>(c), hn::Set(d16, uint16_t{0xBFFF}));
@@ -450,10 +456,21 @@ struct MiniFloatDecoder {
         }
         g(lo, hi);
       };
-      codes.FourHalves(df, e, [&](auto c01, auto c23) QLINEAR_INLINE_LAMBDA {
-        half(c01, [&](auto v0, auto v1) QLINEAR_INLINE_LAMBDA {
-          half(c23, [&](auto v2, auto v3) QLINEAR_INLINE_LAMBDA { f(v0, v1, v2, v3); });
+      auto both = [&](auto nan_codes, hn::Vec<decltype(d16)> c01, hn::Vec<decltype(d16)> c23) QLINEAR_INLINE_LAMBDA {
+        half(nan_codes, c01, [&](auto v0, auto v1) QLINEAR_INLINE_LAMBDA {
+          half(nan_codes, c23, [&](auto v2, auto v3) QLINEAR_INLINE_LAMBDA { f(v0, v1, v2, v3); });
         });
+      };
+      codes.FourHalves(df, e, [&](auto c01, auto c23) QLINEAR_INLINE_LAMBDA {
+        // e5m2: one test of the group's largest magnitude instead of a NaN fix per half (NaN
+        // codes are rare in weights).
+        if constexpr (Tr::kMant == 2) {
+          const auto most = hn::Max(magnitude(c01), magnitude(c23));
+          if (HWY_LIKELY(hn::AllFalse(di16, hn::Gt(most, hn::Set(di16, int16_t{0x7C}))))) {
+            return both(std::false_type(), c01, c23);
+          }
+        }
+        both(std::true_type(), c01, c23);
       });
       return;
     }
