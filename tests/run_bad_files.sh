@@ -198,6 +198,29 @@ expect_fail "$work/two_opsets" "opset_import: ai.onnx is imported twice"
 case_dir numbering_gap QuantizeLinear
 mv "$work/numbering_gap/test_data_set_0/input_1.pb" "$work/numbering_gap/test_data_set_0/input_2.pb"
 expect_fail "$work/numbering_gap" "input_2.pb: the input_\*.pb files must be numbered 0, 1, ... (expected input_1.pb)"
+# Expected float8 codes are compared code for code: a NaN code of the other sign is a mismatch
+# (QuantizeLinear of NaN into float8e4m3fn writes 0x7F), not two equal NaNs.
+case_dir nan_code QuantizeLinear 21 "" 3
+tensor "$work/nan_code/test_data_set_0/input_0.pb" <<'EOT'
+dims: 2 data_type: 1 float_data: nan float_data: 1
+EOT
+tensor "$work/nan_code/test_data_set_0/input_1.pb" <<'EOT'
+data_type: 1 float_data: 1
+EOT
+tensor "$work/nan_code/test_data_set_0/input_2.pb" <<'EOT'
+data_type: 17 raw_data: "\000"
+EOT
+tensor "$work/nan_code/test_data_set_0/output_0.pb" <<'EOT'
+dims: 2 data_type: 17 raw_data: "\377\070"
+EOT
+expect_fail "$work/nan_code" "output_0.pb index 0: expected -nan (0xff), got nan (0x7f)"
+# The same case with the code it writes passes.
+mkdir -p "$work_all/nan_ok" && cp -r "$work/nan_code" "$work_all/nan_ok/case"
+tensor "$work_all/nan_ok/case/test_data_set_0/output_0.pb" <<'EOT'
+dims: 2 data_type: 17 raw_data: "\177\070"
+EOT
+got=$(check "$work_all/nan_ok") || true
+[[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "nan_ok: got '$got'"; status=1; }
 # Entries that parse into far more memory than their bytes (2 MiB of empty nodes would take
 # ~150 MiB; 2 MiB of empty strings ~70 MiB): rejected by the parse budget, not parsed.
 case_dir empty_nodes QuantizeLinear
@@ -228,6 +251,36 @@ case_dir long_strings QuantizeLinear
 python3 -c 'import sys; sys.stdout.buffer.write((b"\x32\x10" + b"s" * 16) * (2 << 20))' >> "$work/long_strings/test_data_set_0/input_0.pb"
 expect_fail "$work/long_strings" "input_0.pb: its [0-9]* bytes would take more than 4 bytes of memory each to parse"
 
+# Repeated numbers are budgeted by what they take once parsed (4 bytes per int32_data entry, in
+# an array that doubles as it grows): 9M int8 elements in int32_data (a 9 MB file) are read;
+# repeated numbers beyond the 256 MiB a tensor may take (34M int64_data entries) are refused
+# before the parse.
+mkdir -p "$work/int32_data/case/test_data_set_0" "$work/int64_data/case/test_data_set_0"
+model "$work/int32_data/case" DequantizeLinear
+cp "$work/int32_data/case/model.onnx" "$work/int64_data/case/"
+python3 - "$work" <<'EOT'
+import struct, sys
+def varint(n):
+    b = b""
+    while True:
+        b += bytes([(n & 0x7F) | (0x80 if n >> 7 else 0)]); n >>= 7
+        if not n: return b
+def field(number, payload): return varint(number << 3 | 2) + varint(len(payload)) + payload
+def write(path, data): open(path, "wb").write(data)
+n = 9_000_000
+d = sys.argv[1] + "/int32_data/case/test_data_set_0/"
+write(d + "input_0.pb", b"\x08" + varint(n) + b"\x10\x03" + field(5, b"\x01" * n))  # int8 ones
+write(d + "input_1.pb", b"\x10\x01\x25" + struct.pack("<f", 0.5))
+write(d + "output_0.pb", b"\x08" + varint(n) + b"\x10\x01" + field(9, struct.pack("<f", 0.5) * n))
+n = 34_000_000
+d = sys.argv[1] + "/int64_data/case/test_data_set_0/"
+write(d + "input_0.pb", b"\x08\x01\x10\x03" + field(7, b"\x01" * n))
+write(d + "input_1.pb", b"\x10\x01\x25" + struct.pack("<f", 0.5))
+EOT
+got=$(check "$work/int32_data") || true
+[[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "int32_data of 9M elements: got '$got'"; status=1; }
+expect_fail "$work/int64_data" "input_0.pb: its repeated numbers (int32_data, float_data, dims, ...) would take more than 256 MiB once parsed"
+rm -rf "$work/int32_data" "$work/int64_data"
 # A folder with two symlinks to itself around a good case: every folder is entered once, so the
 # search ends at once and finds the case once.
 mkdir -p "$work/loop" && cp -r "$set_dir/good" "$work/loop/good"
@@ -268,4 +321,14 @@ for f in good_runnable.onnx good_model.onnx merged_model.onnx merged_input_0.pb;
   [[ -s $seeds/out/$f ]] || { echo "fuzz-seed: $f missing"; status=1; }
 done
 [[ ! -e $seeds/out/merged_runnable.onnx ]] || { echo "fuzz-seed: runnable seed from a refused model"; status=1; }
+# A seed that cannot be written (a folder in its place): exit 1, a message with the reason, the
+# folder left alone, the other seeds written.
+mkdir -p "$seeds/blocked/good_model.onnx"
+rc=0
+got=$(bounded fuzz-seed --format reader "$seeds/in/good" "$seeds/blocked" 2>&1 >/dev/null) || rc=$?
+if [[ $rc -ne 1 || $got != *"could not write $seeds/blocked/good_model.onnx: Is a directory"* ||
+      ! -d $seeds/blocked/good_model.onnx || ! -s $seeds/blocked/good_runnable.onnx ]]; then
+  echo "fuzz-seed into a blocked name: exit $rc: $got"
+  status=1
+fi
 exit $status

@@ -6,11 +6,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -35,7 +35,9 @@ bool LoadTensorFile(const fs::path& path, Tensor* out, std::string* err) {
   return DecodeTensorBytes(data.data(), data.size(), path.filename().string(), out, err);
 }
 
-// Element i of t as text, plus whether it is a NaN (for NaN-tolerant comparison).
+// Element i of t as text, plus whether it is a float NaN (compared as NaN, whatever its sign
+// and payload; float8/float4 codes are compared code for code: each format's NaN codes are
+// part of the semantics).
 std::string ElementText(const Tensor& t, int64_t i, bool* is_nan) {
   const DType type = static_cast<DType>(t.dtype);
   const DTypeInfo& info = Info(type);
@@ -60,7 +62,6 @@ std::string ElementText(const Tensor& t, int64_t i, bool* is_nan) {
     const uint8_t code = info.bits == 4 ? static_cast<uint8_t>((b[i >> 1] >> (4 * (i & 1))) & 0xF)
                                         : b[i];
     const float v = DecodeMiniFloat(type, code);
-    *is_nan = std::isnan(v);
     std::snprintf(buf, sizeof(buf), "%g (0x%x)", v, code);
   } else {
     int64_t v = 0;
@@ -318,6 +319,10 @@ std::string WithInputsAsInitializers(const std::string& model_bytes,
 
 int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out_dir,
                    SeedFormat format) {
+  if (out_dir.empty()) {
+    std::fprintf(stderr, "qlinear fuzz-seed: OUT_DIR is empty (the folder to write the seeds to)\n");
+    return 1;
+  }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
@@ -327,11 +332,17 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
   int written = 0, failed = 0;
   auto write = [&](const std::string& name, const std::string& bytes) {
     const fs::path path = fs::path(out_dir) / name;
-    std::ofstream f(path, std::ios::binary);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();  // the bytes reach the file (or fail: a full disk) only here
-    if (f.fail()) {
-      std::fprintf(stderr, "qlinear fuzz-seed: could not write %s\n", path.c_str());
+    // A seed is whole or absent: a file that could not be written in full (a full disk) is
+    // removed, so that a fuzzer never starts from a truncated seed.
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    int err = f == nullptr ? errno : 0;
+    if (f != nullptr) {
+      if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) err = errno;
+      if (std::fclose(f) != 0 && err == 0) err = errno;  // the bytes reach the disk (or fail) here
+      if (err != 0) std::remove(path.c_str());
+    }
+    if (err != 0) {
+      std::fprintf(stderr, "qlinear fuzz-seed: could not write %s: %s\n", path.c_str(), std::strerror(err));
       ++failed;
     } else {
       ++written;

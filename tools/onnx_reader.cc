@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -220,9 +221,11 @@ namespace {
 
 // Protobuf turns each 2-byte empty entry (a node, a string) into an object of 30-150 bytes: a
 // 512 MiB file could take 40 GB. Messages are parsed on an arena whose blocks come from a
-// budget of 4 bytes per file byte (an int8 element in int32_data is a 1-byte varint held in 4
-// bytes) plus 64 MiB; a parse that needs more stops and the file is rejected. What lives outside
-// the arena is charged to the same budget before the parse (ChargeHeapFields).
+// budget of 4 bytes per file byte plus 64 MiB, plus 4 times the memory of the repeated numbers
+// (int32_data and the like: an int8 element is a 1-byte varint held in 4 bytes, in an array
+// that doubles as it grows and whose old blocks stay in the arena); a parse that needs more
+// stops and the file is rejected. What lives outside the arena is charged to the same budget
+// before the parse, and the repeated numbers are counted then too (ChargeHeapFields).
 struct ParseBudgetExceeded {};
 thread_local uint64_t parse_budget = 0;
 
@@ -251,14 +254,41 @@ constexpr uint64_t kUnknownFieldCost = 96;
 constexpr uint64_t kBufferCost = 32;
 constexpr int kMaxDepth = 100;  // protobuf's default recursion limit
 
-// Charges the heap parts of one message (d null: a group of unknown fields) to *cost.
+struct HeapCharge {
+  uint64_t heap = 0;    // bytes outside the arena
+  uint64_t arrays = 0;  // bytes of the repeated numbers once parsed
+};
+
+// The bytes one entry of a repeated numeric field takes once parsed (0: not such a field).
+uint64_t NumberBytes(const google::protobuf::FieldDescriptor* f) {
+  using google::protobuf::FieldDescriptor;
+  if (f == nullptr || !f->is_repeated()) return 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return 4;
+    case FieldDescriptor::CPPTYPE_INT64:
+    case FieldDescriptor::CPPTYPE_UINT64:
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return 8;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+// Charges the heap parts of one message (d null: a group of unknown fields) to *charge.
 // Returns false where the walk stops: the end of the bytes or of the message, a group's end,
 // malformed bytes, too deep.
 bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
-                      int depth, uint64_t* cost) {
+                      int depth, HeapCharge* charge) {
   using google::protobuf::FieldDescriptor;
   using WF = google::protobuf::internal::WireFormatLite;
   if (depth > kMaxDepth) return false;
+  uint64_t* cost = &charge->heap;
   for (uint32_t tag; (tag = in->ReadTag()) != 0;) {
     const FieldDescriptor* f = d != nullptr ? d->FindFieldByNumber(WF::GetTagFieldNumber(tag)) : nullptr;
     const WF::WireType wire = WF::GetTagWireType(tag);
@@ -268,6 +298,8 @@ bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::
       f = nullptr;
     }
     if (f == nullptr) *cost += kUnknownFieldCost;
+    // One entry of a repeated number, unpacked (a packed run is counted below).
+    if (wire != WF::WIRETYPE_LENGTH_DELIMITED) charge->arrays += NumberBytes(f);
     switch (wire) {
       case WF::WIRETYPE_VARINT: {
         uint64_t v;
@@ -291,10 +323,25 @@ bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::
         if (!in->ReadVarint32(&len) || len > static_cast<uint32_t>(INT_MAX)) return false;
         if (f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE) {
           const auto limit = in->PushLimit(static_cast<int>(len));
-          ChargeHeapFields(in, f->message_type(), depth + 1, cost);
+          ChargeHeapFields(in, f->message_type(), depth + 1, charge);
           if (in->BytesUntilLimit() != 0) return false;
           in->PopLimit(limit);
         } else {
+          if (const uint64_t bytes = NumberBytes(f); bytes != 0) {  // a packed run
+            uint64_t entries = len;  // varints: one per byte below 0x80 (at most len)
+            const void* p = nullptr;
+            int avail = 0;
+            const WF::WireType one = WF::WireTypeForFieldType(static_cast<WF::FieldType>(f->type()));
+            if (one == WF::WIRETYPE_FIXED32) {
+              entries = len / 4;
+            } else if (one == WF::WIRETYPE_FIXED64) {
+              entries = len / 8;
+            } else if (in->GetDirectBufferPointer(&p, &avail) && static_cast<uint32_t>(avail) >= len) {
+              const uint8_t* b = static_cast<const uint8_t*>(p);
+              entries = static_cast<uint64_t>(std::count_if(b, b + len, [](uint8_t c) { return c < 0x80; }));
+            }
+            charge->arrays += entries * bytes;
+          }
           if ((f == nullptr || f->type() == FieldDescriptor::TYPE_STRING ||
                f->type() == FieldDescriptor::TYPE_BYTES) && len > 15) {
             *cost += len + kBufferCost;
@@ -304,7 +351,7 @@ bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::
         break;
       }
       case WF::WIRETYPE_START_GROUP:  // its fields are kept as a nested set of unknown fields
-        ChargeHeapFields(in, nullptr, depth + 1, cost);
+        ChargeHeapFields(in, nullptr, depth + 1, charge);
         if (!in->LastTagWas(WF::MakeTag(WF::GetTagFieldNumber(tag), WF::WIRETYPE_END_GROUP))) return false;
         break;
       default:  // END_GROUP, or an invalid wire type
@@ -314,19 +361,21 @@ bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::
   return false;
 }
 
-enum class Parse { kOk, kFailed, kTooBig };
+enum class Parse { kOk, kFailed, kTooBig, kTooManyNumbers };
 
 // *msg, on a new budgeted *arena, parsed from size bytes.
 template <class Message>
 Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::protobuf::Arena>* arena,
                     Message** msg) {
   if (size > static_cast<size_t>(INT_MAX)) return Parse::kFailed;
-  parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20);
-  uint64_t heap = 0;
+  HeapCharge charge;
   google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
-  ChargeHeapFields(&in, Message::descriptor(), 0, &heap);
-  if (heap > parse_budget) return Parse::kTooBig;
-  parse_budget -= heap;
+  ChargeHeapFields(&in, Message::descriptor(), 0, &charge);
+  // Repeated numbers beyond what a tensor may hold (kMaxTensorBytes): not parsed.
+  if (charge.arrays > kMaxTensorBytes) return Parse::kTooManyNumbers;
+  parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20) + 4 * charge.arrays;
+  if (charge.heap > parse_budget) return Parse::kTooBig;
+  parse_budget -= charge.heap;
   try {
     arena->reset(new google::protobuf::Arena(BudgetedArenaOptions()));
     *msg = google::protobuf::Arena::CreateMessage<Message>(arena->get());
@@ -340,6 +389,10 @@ std::string TooBig(const std::string& where, size_t size) {
   return where + ": its " + std::to_string(size) +
          " bytes would take more than 4 bytes of memory each to parse (too many small or unknown entries)";
 }
+std::string TooManyNumbers(const std::string& where) {
+  return where + ": its repeated numbers (int32_data, float_data, dims, ...) would take more than " +
+         Mib(kMaxTensorBytes) + " once parsed (large tensors belong in raw_data)";
+}
 
 }  // namespace
 
@@ -350,6 +403,7 @@ bool DecodeTensorBytes(const void* data, size_t size, const std::string& where, 
   switch (ParseBudgeted(data, size, &arena, &proto)) {
     case Parse::kOk: return DecodeTensor(*proto, where, t, err);
     case Parse::kTooBig: *err = TooBig(where, size); return false;
+    case Parse::kTooManyNumbers: *err = TooManyNumbers(where); return false;
     case Parse::kFailed: break;
   }
   *err = where + ": not a TensorProto (parse failed)";
@@ -369,6 +423,7 @@ ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::st
   switch (ParseBudgeted(data, size, &arena, &parsed)) {
     case Parse::kOk: break;
     case Parse::kTooBig: *err = TooBig("model.onnx", size); return ModelResult::kError;
+    case Parse::kTooManyNumbers: *err = TooManyNumbers("model.onnx"); return ModelResult::kError;
     case Parse::kFailed: *err = "model.onnx: not a ModelProto (parse failed)"; return ModelResult::kError;
   }
   const onnx::ModelProto& model = *parsed;
