@@ -8,8 +8,8 @@ __version__: str
 NEWEST_OPSET: int
 
 # A type: ONNX name in lower case ("float32", "int4", "float8e4m3fn", "bfloat16", ...),
-# TensorProto code, or a NumPy dtype (for the types NumPy has).
-DType = Union[str, int, np.dtype[Any], type]
+# TensorProto code (a Python or NumPy integer), or a NumPy dtype (for the types NumPy has).
+DType = Union[str, int, np.integer[Any], np.dtype[Any], type]
 # An array (or anything NumPy can view: buffer protocol, __array__).
 Array = npt.ArrayLike
 Number = Union[int, float, np.integer[Any], np.floating[Any]]

@@ -278,7 +278,11 @@ int32_t ParseType(py::handle spec, const char* arg) {
   if (PyUnicode_Check(spec.ptr())) {
     Py_ssize_t size = 0;
     const char* name = PyUnicode_AsUTF8AndSize(spec.ptr(), &size);
-    if (name == nullptr) throw py::error_already_set();
+    if (name == nullptr) {  // not encodable (a lone surrogate): no type's name
+      PyErr_Clear();
+      name = "";
+      size = -1;
+    }
     const bool whole = std::strlen(name) == static_cast<size_t>(size);  // no NUL inside
     for (int32_t code = 1; whole && code <= 26; ++code) {
       if (Facts(code).bits != 0 && std::strcmp(name, TypeName(code)) == 0) return code;
@@ -290,8 +294,11 @@ int32_t ParseType(py::handle spec, const char* arg) {
     const std::string shown = py::repr(spec);
     Raise(PyExc_TypeError, Format("%s: unknown type name %s (one of: %s)", arg, shown.c_str(), known.c_str()));
   }
-  if (PyLong_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
-    const long long code = PyLong_AsLongLong(spec.ptr());
+  // A Python or NumPy integer is a TensorProto code (NumPy's dtype of np.uint8(3) is not meant).
+  if ((PyLong_Check(spec.ptr()) || PyArray_IsScalar(spec.ptr(), Integer)) && !PyBool_Check(spec.ptr())) {
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(spec.ptr()));
+    if (!index) throw py::error_already_set();
+    const long long code = PyLong_AsLongLong(index.ptr());
     if (code == -1 && PyErr_Occurred()) PyErr_Clear();  // too large: no type's code either
     if (Facts(code).bits == 0) {
       const std::string text = py::str(spec);
@@ -735,8 +742,11 @@ Coverage Cover(Operand& x, py::handle shape, py::handle first_obj, py::handle co
     }
   }
   c.range = c.first != 0 || c.count != c.total;
-  // The result: x's shape when it covers all of x (unpacked), the logical shape for a whole packed
-  // tensor, else the count elements in one dimension.
+  // The result: x's shape when it covers all of x (unpacked; without shape=, only when neither
+  // first= nor count= selects elements: a selection is 1-D even when it is all of x), the logical
+  // shape for a whole packed tensor, else the count elements in one dimension.
+  const bool selects = shape.is_none() && !(first_obj.is_none() && count_obj.is_none());
+  if (selects) c.range = true;  // (the C call is the same either way)
   const bool all_of_x = !shape.is_none() ? !x.packed() : !c.range;
   if (all_of_x) {
     c.out_rank = x.rank();
@@ -894,8 +904,8 @@ class Keywords {
         if (PyUnicode_Compare(key, g_keyword_names[j]) == 0) k = j;
       }
       if (k == kKeywordCount || !(allowed >> k & 1)) {
-        const std::string name = py::str(key);
-        Raise(PyExc_TypeError, Format("%s() got an unexpected keyword argument '%s'", function, name.c_str()));
+        const std::string name = py::repr(key);  // (repr: a lone surrogate has no UTF-8)
+        Raise(PyExc_TypeError, Format("%s() got an unexpected keyword argument %s", function, name.c_str()));
       }
       values_[k] = value;
     }
@@ -912,7 +922,13 @@ class Keywords {
     if (!IsBool(values_[k]) && !IsIntNumber(values_[k])) {
       Raise(PyExc_TypeError, Format("%s: must be a bool", kKeywordNames[k]));
     }
-    return PyObject_IsTrue(values_[k]) == 1;
+    const int truth = PyObject_IsTrue(values_[k]);
+    if (truth < 0) throw py::error_already_set();
+    // An int stands for a bool only as 0 or 1 (the C API rejects saturate = 2 too).
+    if (!IsBool(values_[k]) && OptionalInt(values_[k], kKeywordNames[k], 0) != truth) {
+      Raise(PyExc_ValueError, Format("%s: must be a bool (or 0 or 1)", kKeywordNames[k]));
+    }
+    return truth == 1;
   }
   double Float(Kw k, double fallback) const {
     if (!given(k)) return fallback;
@@ -920,6 +936,16 @@ class Keywords {
       Raise(PyExc_TypeError, Format("%s: must be a number", kKeywordNames[k]));
     }
     return AsDouble(values_[k], kKeywordNames[k]);
+  }
+  // A number passed on as float32: rounding is the conversion, becoming Inf or 0 is an error.
+  float Float32(Kw k, float fallback) const {
+    const double v = Float(k, fallback);
+    const float f = static_cast<float>(v);
+    if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0.0 && f == 0.0f)) {
+      Raise(PyExc_ValueError, Format("%s: %g is outside float32's range (it would become %g)", kKeywordNames[k], v,
+                                     static_cast<double>(f)));
+    }
+    return f;
   }
   int32_t Type(Kw k) const { return ParseType((*this)[k], kKeywordNames[k]); }
 
@@ -1056,13 +1082,17 @@ int32_t ParseChoice(py::handle obj, const char* arg, std::initializer_list<const
   std::string list;
   for (const char* n : names) list += std::string(list.empty() ? "" : ", ") + "\"" + n + "\"";
   if (!PyUnicode_Check(obj.ptr())) Raise(PyExc_TypeError, Format("%s: must be one of %s", arg, list.c_str()));
-  const std::string value = py::str(obj);
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+  if (utf8 == nullptr) PyErr_Clear();  // a lone surrogate: no name matches
+  const std::string value = utf8 != nullptr ? std::string(utf8, static_cast<size_t>(size)) : std::string();
   int32_t i = 1;
   for (const char* n : names) {
-    if (value == n) return i;
+    if (utf8 != nullptr && value == n) return i;
     ++i;
   }
-  Raise(PyExc_ValueError, Format("%s: '%s' is not one of %s", arg, value.c_str(), list.c_str()));
+  const std::string shown = py::repr(obj);
+  Raise(PyExc_ValueError, Format("%s: %s is not one of %s", arg, shown.c_str(), list.c_str()));
   return 0;
 }
 
@@ -1299,7 +1329,7 @@ py::object QuantizeLinearBackward(py::handle x, py::handle scale, py::handle zer
       Raise(PyExc_TypeError, "mask: must be the uint8 bit mask quantize_linear_masked returned, or a bool array");
     }
   }
-  const float lda = static_cast<float>(k.Float(kLda, 1.0));
+  const float lda = k.Float32(kLda, 1.0f);
   Output dx;
   dx.Prepare(k[kOut], g.type(), g.size(), false, g.rank(), g.dims(), g.storage(), {&q.x, &q.scale, &q.zp, &g, &m});
   Run(dx, [&] {

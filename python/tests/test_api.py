@@ -26,10 +26,11 @@ def test_version_and_targets():
 def test_type_spellings():
     x = np.linspace(-20, 20, 33, dtype=np.float32)
     want = np.clip(np.rint(x / np.float32(0.3)), -128, 127).astype(np.int8)
-    for spelling in ("int8", 3, np.int8, np.dtype("int8")):
+    # NumPy integers are codes like Python ints (np.uint8(3) is int8's code, not uint8)
+    for spelling in ("int8", 3, np.uint8(3), np.int64(3), np.int8, np.dtype("int8")):
         np.testing.assert_array_equal(qlinear.quantize_linear(x, 0.3, output_dtype=spelling), want)
-    assert [qlinear.dtype_name(t) for t in ("bfloat16", 16, 23, np.float16, np.dtype(np.uint16))] == [
-        "bfloat16", "bfloat16", "float4e2m1", "float16", "uint16"]
+    assert [qlinear.dtype_name(t) for t in ("bfloat16", 16, 23, np.float16, np.dtype(np.uint16), np.int8(22))] == [
+        "bfloat16", "bfloat16", "float4e2m1", "float16", "uint16", "int4"]
 
 
 def bf16_round(f32):
@@ -212,6 +213,13 @@ def test_ranges_and_shards():
     np.testing.assert_array_equal(qlinear.quantize_linear(x, s, output_dtype="int4", first=10, count=12),
                                   flat[10:22])
     np.testing.assert_array_equal(qlinear.quantize_linear(x, s, output_dtype="int4", first=30), flat[30:])
+    # a selection is 1-D even when it is all of x
+    for sel in ({"first": 0}, {"count": x.size}, {"first": 0, "count": x.size}):
+        got = qlinear.quantize_linear(x, s, output_dtype="int4", **sel)
+        assert got.shape == (x.size,)
+        np.testing.assert_array_equal(got, flat)
+        assert qlinear.dequantize_linear(whole, s, x_dtype="int4", **sel).shape == (x.size,)
+    assert qlinear.quantize_linear(x, s, output_dtype="int4").shape == x.shape  # no selection
     # shape= makes x a shard of a tensor of that shape (as an MPI rank holds it).
     shard = x.reshape(-1)[12:30]
     got = qlinear.quantize_linear(shard, s, output_dtype="int4", shape=x.shape, first=12)

@@ -68,6 +68,13 @@ def test_unknown_type_names():
         qlinear.dtype_name("int8\0garbage")
     with raises(TypeError, "output_dtype: unknown type name 'int4\\x00'"):
         qlinear.quantize_linear(X, 0.1, output_dtype="int4\0")
+    # strings without UTF-8 (a lone surrogate) are named too, not a bare UnicodeEncodeError
+    with raises(TypeError, "output_dtype: unknown type name '\\ud800'"):
+        qlinear.quantize_linear(X, 0.1, output_dtype="\ud800")
+    with raises(ValueError, "rule: '\\ud800' is not one of"):
+        qlinear.quantize_dynamic(X, "int8", rule="\ud800")
+    with raises(TypeError, "quantize_linear() got an unexpected keyword argument '\\ud800'"):
+        qlinear.quantize_linear(X, 0.1, **{"\ud800": 1})
 
 
 def test_codes_out_of_range():
@@ -146,6 +153,9 @@ def test_number_scales_outside_float32():
         qlinear.quantize_linear(X, 10**400)
     with raises(ValueError, "lda: the number is outside float32's range"):
         qlinear.quantize_linear_backward(X, 0.1, dy=np.zeros(X.shape, np.float32), lda=10**400)
+    for v, became in ((1e300, "inf"), (-1e39, "-inf"), (1e-300, "0")):
+        with raises(ValueError, "lda: %g is outside float32's range (it would become %s)" % (v, became)):
+            qlinear.quantize_linear_backward(X, 0.1, dy=np.zeros(X.shape, np.float32), lda=v)
     with raises(ValueError, "zero_point: the number is outside float32's range"):
         qlinear.quantize_linear(X, 0.1, -(10**400), output_dtype="float8e4m3fn")
     assert qlinear.dequantize_linear(np.ones(1, np.int8), 1e-40)[0] == np.float32(1e-40)  # subnormal
@@ -175,6 +185,11 @@ def test_ranges_and_threads():
 
 
 def test_attributes_and_values():
+    # an int stands for a bool only as 0 or 1
+    for bad in ({"saturate": 2}, {"packed": 5}, {"saturate": -1}):
+        with raises(ValueError, "%s: must be a bool (or 0 or 1)" % next(iter(bad))):
+            qlinear.quantize_linear(X, 0.1, output_dtype="int4", **bad)
+    assert qlinear.quantize_linear(X, 0.1, output_dtype="int4", packed=1).dtype == np.uint8
     with raises(ValueError, "block_size: must be >= 0, got -1"):
         qlinear.quantize_linear(X, 0.1, block_size=-1)
     with raises(ValueError, "opset: 29 is outside the ai.onnx opsets qlinear knows, [10, 28]"):
