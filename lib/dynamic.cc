@@ -412,8 +412,9 @@ qlinear_status CheckScaleOutputs(const DynamicPlan& p, const void* y_scale, size
 qlinear_status CheckRanges(const DynamicPlan& p, const float* ranges, size_t ranges_bytes,
                            bool values) {
   uint64_t needed = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(p.groups), uint64_t{8}, &needed)) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "ranges: %lld groups do not fit in memory",
+  // 2 floats per group, within the largest object (kMaxBytes) like every other buffer of a call.
+  if (__builtin_mul_overflow(static_cast<uint64_t>(p.groups), uint64_t{8}, &needed) || needed > kMaxBytes) {
+    return Fail(QLINEAR_INVALID_ARGUMENT, "ranges: %lld groups of 8 bytes exceed PTRDIFF_MAX bytes",
                 static_cast<long long>(p.groups));
   }
   if (needed > 0 && ranges == nullptr) {

@@ -123,6 +123,35 @@ TEST(ByteOverflow, BackwardGradientWiderThanInput) {
   }
 }
 
+// qlinear_dynamic_ranges / _scales: 2 floats per group. float16 x of 2^60 + 1 elements per
+// element (per axis of a 1-D tensor) takes 2^61 + 2 bytes, but its ranges would take 2^63 + 8:
+// rejected naming ranges, whatever capacity is claimed (SIZE_MAX once made the call zero-fill
+// 2^64 bytes).
+TEST(ByteOverflow, DynamicRangesBeyondTheLargestObject) {
+  const int64_t n = (int64_t{1} << 60) + 1;
+  std::vector<uint16_t> x(64, 0x3C00);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT16, 1, &n, x.data()};
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  a.granularity = QLINEAR_GRANULARITY_AXIS;
+  a.block_size = 0;
+  a.scale_dtype = QLINEAR_DTYPE_FLOAT16;
+  std::vector<float> ranges(8, 7.0f);
+  for (size_t claimed : {sizeof(float) * 8, SIZE_MAX}) {
+    EXPECT_EQ(qlinear_dynamic_ranges(&tx, &a, 0, 2, ranges.data(), claimed), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("ranges:") && Mentions("PTRDIFF_MAX")) << qlinear_last_error();
+    // qlinear_dynamic_scales reads the ranges: checked once y_scale passes (its capacity claimed
+    // too, as a hostile caller would).
+    std::vector<uint16_t> scales(4, 0xFFFF);
+    EXPECT_EQ(qlinear_dynamic_scales(&tx, &a, ranges.data(), claimed, scales.data(), SIZE_MAX, nullptr, 0),
+              QLINEAR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Mentions("ranges:") && Mentions("PTRDIFF_MAX")) << qlinear_last_error();
+    EXPECT_EQ(scales, std::vector<uint16_t>(4, 0xFFFF));
+  }
+  EXPECT_EQ(ranges, std::vector<float>(8, 7.0f));
+}
+
 // ---- 2. threads ----------------------------------------------------------------------------
 
 int ThreadsOfThisProcess() {
