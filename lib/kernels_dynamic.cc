@@ -343,11 +343,12 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       std::vector<Stats>* parts;
       const std::vector<int64_t>* firsts;
       const std::vector<int64_t>* counts;
-      int64_t per_task, n;
-    } ctx{&p, &parts, &firsts, &counts, split->per_task, n};
+      int64_t per_task, n, tasks;
+    } ctx{&p, &parts, &firsts, &counts, split->per_task, n, tasks};
     split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
-      const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
       const Context& k = *static_cast<const Context*>(c);
+      if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
+      const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
       const size_t i = static_cast<size_t>(t);
       const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
       (*k.parts)[i].Compute(*k.p, e0, e1, (*k.firsts)[i], (*k.counts)[i]);
@@ -400,10 +401,12 @@ void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskS
     const ScaleValues* values;
     const std::vector<int64_t>* cuts;
     std::vector<ChunkBuffers>* buffers;
-  } ctx{&p, &units, &out, &values, &cuts, &buffers};
+    int64_t tasks;
+  } ctx{&p, &units, &out, &values, &cuts, &buffers, tasks};
   split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
-    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const Context& k = *static_cast<const Context*>(c);
+    if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     const size_t i = static_cast<size_t>(t);
     OnePass(*k.p, *k.units, (*k.cuts)[i], (*k.cuts)[i + 1], *k.out, *k.values, &(*k.buffers)[i]);
   }, &ctx);

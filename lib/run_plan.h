@@ -22,12 +22,12 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
     const Plan* plan;
     void* y;
     const QuantParams* prm;
-    int64_t per_task;
-  } ctx{&p, y, &prm, split->per_task};
-  const int64_t tasks = (p.end - p.begin + split->per_task - 1) / split->per_task;
-  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
-    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
+    int64_t per_task, tasks;
+  } ctx{&p, y, &prm, split->per_task, (p.end - p.begin + split->per_task - 1) / split->per_task};
+  split->parallel_for(split->context, ctx.tasks, [](void* c, int64_t t) {
     const Context& k = *static_cast<const Context*>(c);
+    if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
+    const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
     Plan piece = *k.plan;
     piece.begin = k.plan->begin + t * k.per_task;
     piece.end = std::min(k.plan->end, piece.begin + k.per_task);

@@ -294,6 +294,55 @@ TEST(Parallel, CallerRunnerAndOpenMPMatchSerial) {
   }
 }
 
+// A runner that also calls the task with indexes outside [0, count): those calls return at once
+// (before, they computed pieces beyond the tensor: a heap corruption or a segfault).
+struct StrayIndexRunner {
+  static void ParallelFor(void*, int64_t count, qlinear_task_fn task, void* ctx) {
+    for (int64_t i : {int64_t{-1}, count, count + 1, INT64_MAX, INT64_MIN}) task(ctx, i);
+    for (int64_t i = 0; i < count; ++i) task(ctx, i);
+  }
+};
+
+TEST(Parallel, TaskIndexesOutsideTheCountAreIgnored) {
+  const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
+  Call c(big, QLINEAR_DTYPE_INT4);
+  const std::vector<uint8_t> whole = c.Whole();
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 4;
+  o.min_elements_per_task = 10000;
+  o.parallel_for = StrayIndexRunner::ParallelFor;
+  std::vector<uint8_t> y(c.y_bytes, 0);
+  ASSERT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o), QLINEAR_OK)
+      << qlinear_last_error();
+  EXPECT_EQ(y, whole);
+  const qlinear_tensor tq{QLINEAR_DTYPE_INT4, 2, big.shape.data(), whole.data()};
+  std::vector<float> serial(c.x.size()), par(c.x.size(), -1.0f);
+  ASSERT_EQ(qlinear_dequantize_linear(&tq, &c.ts, nullptr, nullptr, serial.data(), serial.size() * 4), QLINEAR_OK);
+  ASSERT_EQ(qlinear_dequantize_linear_parallel(&tq, &c.ts, nullptr, nullptr, par.data(), par.size() * 4, &o),
+            QLINEAR_OK);
+  EXPECT_EQ(0, std::memcmp(serial.data(), par.data(), par.size() * 4));
+  // Dynamic quantization: per row (one pass over chunks) and per tensor (statistics in tasks).
+  for (int32_t granularity : {QLINEAR_GRANULARITY_AXIS, QLINEAR_GRANULARITY_TENSOR}) {
+    qlinear_dynamic_attrs d;
+    qlinear_dynamic_attrs_init(&d);
+    d.output_dtype = QLINEAR_DTYPE_INT8;
+    d.granularity = granularity;
+    d.axis = 0;
+    d.block_size = 0;
+    const size_t groups = granularity == QLINEAR_GRANULARITY_AXIS ? 700 : 1;
+    std::vector<int8_t> y1(c.x.size()), y2(c.x.size(), 0);
+    std::vector<float> s1(groups), s2(groups, 0.0f);
+    ASSERT_EQ(qlinear_quantize_dynamic(&c.tx, &d, y1.data(), y1.size(), s1.data(), groups * 4, nullptr, 0), QLINEAR_OK)
+        << qlinear_last_error();
+    ASSERT_EQ(qlinear_quantize_dynamic_parallel(&c.tx, &d, y2.data(), y2.size(), s2.data(), groups * 4, nullptr, 0, &o),
+              QLINEAR_OK)
+        << qlinear_last_error();
+    EXPECT_EQ(y1, y2) << granularity;
+    EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), groups * 4)) << granularity;
+  }
+}
+
 // A caller's parallel-for that runs the tasks on the calling thread and, before each, makes
 // calls of its own there (a pool that works on other jobs while it waits): the per-group
 // parameters the outer call decoded (scales, zero points, reciprocals, offsets) must survive

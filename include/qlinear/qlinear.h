@@ -252,7 +252,8 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
                                                            size_t y_bytes);
 
 /* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
- * in any order and on any threads, and return when all have returned. */
+ * in any order and on any threads, and return when all have returned (a task called with an i
+ * outside that range returns at once without touching anything). */
 typedef void (*qlinear_task_fn)(void* task_context, int64_t task_index);
 typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count,
                                         qlinear_task_fn task, void* task_context);
