@@ -178,6 +178,26 @@ TEST(CppApi, PackedOneLiners) {
   EXPECT_NE(s.message().find("zero_point"), std::string::npos) << s.message();
   s = QuantizeLinearTo(DataType::kInt4, x4, 5, 1.0f, 0, p, 2);  // 3 bytes needed
   EXPECT_EQ(s.code(), QLINEAR_BUFFER_TOO_SMALL);
+  // float4e2m1: the TensorView overload of QuantizeLinear takes a zero point, DequantizeLinear's
+  // never does (the hint is only for the first).
+  s = QuantizeLinearTo(DataType::kFloat4E2M1, x4, 4, 1.0f, 1, p, sizeof p);
+  EXPECT_NE(s.message().find("(the TensorView overload takes one)"), std::string::npos) << s.message();
+  const uint8_t q4[2] = {0x21, 0x43};
+  float out4[4];
+  s = DequantizeLinearFrom(DataType::kFloat4E2M1, q4, 4, 1.0f, 1, out4);
+  EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("zero_point: float4e2m1 takes no zero point other than 0"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find("TensorView"), std::string::npos) << s.message();
+  // A type the call does not take is UNSUPPORTED_TYPE whatever the zero point.
+  for (int64_t zp : {0, 5}) {
+    EXPECT_EQ(QuantizeLinearTo(static_cast<DataType>(99), x4, 4, 1.0f, zp, p, sizeof p).code(),
+              QLINEAR_UNSUPPORTED_TYPE) << zp;
+    EXPECT_EQ(QuantizeLinearTo(DataType::kFloat16, x4, 4, 1.0f, zp, p, sizeof p).code(), QLINEAR_UNSUPPORTED_TYPE)
+        << zp;
+    EXPECT_EQ(DequantizeLinearFrom(DataType::kFloat8E8M0, q4, 2, 1.0f, zp, out4).code(), QLINEAR_UNSUPPORTED_TYPE)
+        << zp;
+  }
 }
 
 // A view built from a braced list keeps its own copy of the shape: the list's array is gone

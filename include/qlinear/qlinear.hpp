@@ -358,7 +358,8 @@ inline int IntegerBits(DataType t, bool* is_signed) {
 
 // A per-tensor zero point of type t holding `value`, in `storage` (at least 2 bytes); false
 // with a message when t cannot hold it (float8/float4 zero points must be 0: no zero point).
-inline Status EncodeZeroPoint(DataType t, int64_t value, uint8_t* storage, bool* present) {
+// quantize: for QuantizeLinear (whose float4e2m1 zero point a TensorView may carry).
+inline Status EncodeZeroPoint(DataType t, int64_t value, bool quantize, uint8_t* storage, bool* present) {
   bool is_signed = false;
   const int bits = IntegerBits(t, &is_signed);
   *present = bits != 0 && bits != 32;
@@ -366,7 +367,8 @@ inline Status EncodeZeroPoint(DataType t, int64_t value, uint8_t* storage, bool*
     if (value == 0) return Status();
     return Status(QLINEAR_INVALID_ARGUMENT,
                   std::string("zero_point: ") + Name(t) + " takes no zero point other than 0" +
-                      (t == DataType::kFloat4E2M1 ? " in this call (the TensorView overload takes one)" : ""));
+                      (quantize && t == DataType::kFloat4E2M1 ? " in this call (the TensorView overload takes one)"
+                                                              : ""));
   }
   const int64_t lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
   const int64_t hi = is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
@@ -449,14 +451,18 @@ inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float 
   }
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
-  const Status zs = detail::EncodeZeroPoint(y_type, zero_point, zp, &has_zp);
-  if (!zs) return zs;
+  const Status zs = detail::EncodeZeroPoint(y_type, zero_point, true, zp, &has_zp);
   const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(DataType::kFloat, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(y_type, nullptr, 0, zp);
   QuantizeAttrs attrs;
   attrs.output_dtype = y_type;
+  if (!zs) {  // the library's verdict on the type first (an unsupported type whatever the zero point)
+    OutputInfo info;
+    const Status verdict = QuantizeOutputInfo(tx, ts, nullptr, attrs, &info);
+    return verdict ? zs : verdict;
+  }
   return QuantizeLinear(tx, ts, has_zp ? &tz : nullptr, attrs, y, y_bytes);
 }
 
@@ -466,12 +472,16 @@ inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, flo
                                    int64_t zero_point, float* y) {
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
-  const Status zs = detail::EncodeZeroPoint(x_type, zero_point, zp, &has_zp);
-  if (!zs) return zs;
+  const Status zs = detail::EncodeZeroPoint(x_type, zero_point, false, zp, &has_zp);
   const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(x_type, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(x_type, nullptr, 0, zp);
+  if (!zs) {  // as in QuantizeLinearTo
+    OutputInfo info;
+    const Status verdict = DequantizeOutputInfo(tx, ts, nullptr, DequantizeAttrs{}, &info);
+    return verdict ? zs : verdict;
+  }
   return DequantizeLinear(tx, ts, has_zp ? &tz : nullptr, DequantizeAttrs{}, y, n * sizeof(float));
 }
 
