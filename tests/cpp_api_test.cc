@@ -1,7 +1,10 @@
 // The C++ layer (include/qlinear/qlinear.hpp) compiled against the public library: the
 // one-liners' deduction, dtype-valued attributes, output-info wrappers, the packed-type
 // one-liners, views that own their braced shapes, and misuse that must give a status (run under
-// ASan by the asan preset).
+// ASan by the asan preset; std::vector's bounds are annotated for it here).
+#ifndef _GLIBCXX_SANITIZE_VECTOR
+#define _GLIBCXX_SANITIZE_VECTOR 1
+#endif
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -198,6 +201,47 @@ TEST(CppApi, PackedOneLiners) {
     EXPECT_EQ(DequantizeLinearFrom(DataType::kFloat8E8M0, q4, 2, 1.0f, zp, out4).code(), QLINEAR_UNSUPPORTED_TYPE)
         << zp;
   }
+}
+
+// A view given its own dims back as borrowed ones (beyond the inline rank, so on the heap)
+// keeps a copy: it cleared the vector the borrowed pointer read, so the next read of the shape
+// or a copy went past the vector's end (ASan: container-overflow).
+TEST(CppApi, ViewReassignedFromItsOwnDims) {
+  std::vector<float> v(1, 1.0f);
+  TensorView a(DataType::kFloat, std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 3}, v.data());
+  a = TensorView(DataType::kFloat, a.shape, a.rank, v.data());
+  const TensorView c = a;
+  ASSERT_EQ(c.rank, 10);
+  EXPECT_EQ(a.shape[9], 3);
+  EXPECT_EQ(c.shape[9], 3);
+  TensorView b(DataType::kFloat, {2, 3}, v.data());  // inline dims borrowed back
+  b = TensorView(DataType::kFloat, b.shape, b.rank, v.data());
+  EXPECT_EQ(b.shape[1], 3);
+}
+
+// The one-liners take integer zero points only: a floating-point or bool one (often the scale
+// and the zero point swapped) does not compile.
+template <class Z, class = void>
+struct OneLinerTakes : std::false_type {};
+template <class Z>
+struct OneLinerTakes<Z, decltype(void(QuantizeLinear(static_cast<const float*>(nullptr), size_t{0}, 0.0f,
+                                                     std::declval<Z>(), static_cast<int8_t*>(nullptr))))>
+    : std::true_type {};
+static_assert(OneLinerTakes<int>::value && OneLinerTakes<int64_t>::value && OneLinerTakes<unsigned>::value,
+              "integer zero points");
+static_assert(!OneLinerTakes<double>::value && !OneLinerTakes<float>::value && !OneLinerTakes<bool>::value,
+              "floating-point and bool zero points are deleted overloads");
+
+TEST(CppApi, OneLinerCountBeyondInt64IsNamed) {
+  const float x = 1.0f;
+  int8_t y = 0;
+  float d = 0.0f;
+  for (const Status& s : {QuantizeLinear(&x, SIZE_MAX, 0.1f, 0, &y), DequantizeLinear(&y, SIZE_MAX, 0.1f, 0, &d)}) {
+    EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
+    EXPECT_NE(s.message().find("n: 18446744073709551615 elements exceed INT64_MAX"), std::string::npos)
+        << s.message();
+  }
+  EXPECT_EQ(y, 0);
 }
 
 // A view built from a braced list keeps its own copy of the shape: the list's array is gone

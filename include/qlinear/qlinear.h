@@ -79,8 +79,10 @@
  * FTZ/DAZ, x86 MXCSR bits 15/6; no flush-to-zero or default-NaN mode, ARM FPCR FZ/FZ16/DN --,
  * exceptions masked) and restores the caller's modes before it returns, on the calling thread
  * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
- * modes between tasks). The modes are read on entry and written only when they differ from the
- * defaults. Exception flags raised by a call stay set.
+ * modes between tasks). A caller's parallel_for itself runs on the calling thread with the
+ * defaults in force (only the tasks it starts elsewhere see those threads' modes). The modes
+ * are read on entry and written only when they differ from the defaults. Exception flags raised
+ * by a call stay set.
  */
 #ifndef QLINEAR_QLINEAR_H_
 #define QLINEAR_QLINEAR_H_

@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,14 @@
 #include <vector>
 
 #include "qlinear/qlinear.h"
+
+// Built without exceptions (-fno-exceptions), the layer has no try/catch: a ParallelFor cannot
+// throw, and a failed allocation ends the program as the build chose.
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define QLINEAR_HPP_EXCEPTIONS 1
+#else
+#define QLINEAR_HPP_EXCEPTIONS 0
+#endif
 
 namespace qlinear {
 
@@ -94,7 +103,8 @@ class TensorView {
     if (this == &o) return *this;
     dtype = o.dtype;
     data = o.data;
-    if (o.Owns()) {
+    // A shape held by o, or by this view (o borrowed our own dims), is copied.
+    if (o.Owns() || Holds(o.shape)) {
       Own(o.shape, static_cast<size_t>(o.rank));
     } else {
       heap_.clear();
@@ -108,15 +118,24 @@ class TensorView {
 
  private:
   static constexpr size_t kInlineRank = 8;
-  bool Owns() const { return shape != nullptr && (shape == inline_ || shape == heap_.data()); }
+  bool Owns() const { return shape != nullptr && (shape == inline_ || (!heap_.empty() && shape == heap_.data())); }
+  // Whether p points into this view's own storage of dims.
+  bool Holds(const int64_t* p) const {
+    const std::less<const int64_t*> before;
+    const auto within = [&](const int64_t* b, size_t n) { return n != 0 && !before(p, b) && before(p, b + n); };
+    return p != nullptr && (within(inline_, kInlineRank) || within(heap_.data(), heap_.size()));
+  }
   void Own(const int64_t* dims, size_t n) {
     rank = static_cast<int32_t>(n);
     if (n <= kInlineRank) {
+      int64_t copy[kInlineRank] = {};
+      for (size_t i = 0; i < n; ++i) copy[i] = dims[i];  // dims may be our own heap_
       heap_.clear();
-      for (size_t i = 0; i < n; ++i) inline_[i] = dims[i];
+      for (size_t i = 0; i < n; ++i) inline_[i] = copy[i];
       shape = inline_;
     } else {
-      heap_.assign(dims, dims + n);
+      std::vector<int64_t> copy(dims, dims + n);  // dims may be our own heap_
+      heap_.swap(copy);
       shape = heap_.data();
     }
   }
@@ -274,6 +293,7 @@ struct Runner {
   char what[200] = {};
   static void Run(void* self, int64_t count, qlinear_task_fn task, void* task_context) {
     Runner* r = static_cast<Runner*>(self);
+#if QLINEAR_HPP_EXCEPTIONS
     try {
       (*r->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
     } catch (const std::exception& e) {
@@ -283,6 +303,9 @@ struct Runner {
       r->Threw("an exception that is not a std::exception");
       throw;
     }
+#else
+    (*r->parallel_for)(count, [=](int64_t i) { task(task_context, i); });
+#endif
   }
   void Threw(const char* message) {
     threw = true;
@@ -440,6 +463,22 @@ inline Status DequantizeOutputInfo(const TensorView& x, const TensorView& scale,
 
 // ---- One-liners: per-tensor, n elements, float32 on the float side -----------------------------
 
+namespace detail {
+// n as a dimension: more than INT64_MAX elements is an error naming n.
+inline Status CountOf(size_t n, int64_t* dim) {
+  if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Status(QLINEAR_INVALID_ARGUMENT, "n: " + std::to_string(n) + " elements exceed INT64_MAX");
+  }
+  *dim = static_cast<int64_t>(n);
+  return Status();
+}
+// A zero point given as a floating-point value or a bool (often the scale and the zero point
+// swapped): the one-liners below reject it at compile time.
+template <class Z>
+using NotAnIntegerZeroPoint =
+    typename std::enable_if<std::is_floating_point<Z>::value || std::is_same<Z, bool>::value>::type;
+}  // namespace detail
+
 // float32 -> any quantized type y_type, including the packed ones (uint4, int4, uint2, int2,
 // float4e2m1: element 0 in the low bits) and float8: y receives StorageBytes(y_type, n) bytes
 // (y_bytes: its capacity). zero_point: a value of y_type for the integer types; 0 for float8
@@ -449,10 +488,12 @@ inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float 
   if (y_type == DataType::kUndefined) {
     return Status(QLINEAR_INVALID_ARGUMENT, "y_type: not set (kUndefined); name the output type");
   }
+  int64_t dims[1];
+  const Status ns = detail::CountOf(n, dims);
+  if (!ns) return ns;
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
   const Status zs = detail::EncodeZeroPoint(y_type, zero_point, true, zp, &has_zp);
-  const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(DataType::kFloat, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(y_type, nullptr, 0, zp);
@@ -470,10 +511,12 @@ inline Status QuantizeLinearTo(DataType y_type, const float* x, size_t n, float 
 // at x) -> float32: y[i] = float(x[i] - zero_point) * scale. zero_point as in QuantizeLinearTo.
 inline Status DequantizeLinearFrom(DataType x_type, const void* x, size_t n, float scale,
                                    int64_t zero_point, float* y) {
+  int64_t dims[1];
+  const Status ns = detail::CountOf(n, dims);
+  if (!ns) return ns;
   uint8_t zp[2] = {0, 0};
   bool has_zp = false;
   const Status zs = detail::EncodeZeroPoint(x_type, zero_point, false, zp, &has_zp);
-  const int64_t dims[1] = {static_cast<int64_t>(n)};
   const TensorView tx(x_type, dims, 1, x);
   const TensorView ts(DataType::kFloat, nullptr, 0, &scale);
   const TensorView tz(x_type, nullptr, 0, zp);
@@ -498,6 +541,16 @@ template <class Q>
 Status DequantizeLinear(const Q* x, size_t n, float scale, int64_t zero_point, float* y) {
   return DequantizeLinearFrom(detail::QType<Q>::kType, x, n, scale, zero_point, y);
 }
+
+// Not callable with a floating-point or bool zero point (detail::NotAnIntegerZeroPoint).
+template <class Z, class = detail::NotAnIntegerZeroPoint<Z>>
+Status QuantizeLinearTo(DataType, const float*, size_t, float, Z, void*, size_t) = delete;
+template <class Z, class = detail::NotAnIntegerZeroPoint<Z>>
+Status DequantizeLinearFrom(DataType, const void*, size_t, float, Z, float*) = delete;
+template <class Q, class Z, class = detail::NotAnIntegerZeroPoint<Z>>
+Status QuantizeLinear(const float*, size_t, float, Z, Q*) = delete;
+template <class Q, class Z, class = detail::NotAnIntegerZeroPoint<Z>>
+Status DequantizeLinear(const Q*, size_t, float, Z, float*) = delete;
 
 // DynamicQuantizeLinear of n float32 values (n >= 1) into uint8.
 inline Status DynamicQuantizeLinear(const float* x, size_t n, uint8_t* y, float* scale,
@@ -600,7 +653,9 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, Dy
     return QuantizeDynamic(x, attrs, &none, 0, &none, 0, minmax ? &none : nullptr, 0, options);
   }
   DynamicResult r;
+#if QLINEAR_HPP_EXCEPTIONS
   try {
+#endif
     r.y.assign(yb, 0);
     r.scale.assign(sb, 0);
     r.zero_point.assign(minmax ? zb : 0, 0);
@@ -614,10 +669,12 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, Dy
         r.scale_shape[static_cast<size_t>(axis)] = d / attrs.block_size + (d % attrs.block_size != 0);
       }
     }
+#if QLINEAR_HPP_EXCEPTIONS
   } catch (const std::bad_alloc&) {
     return Status(QLINEAR_OUT_OF_MEMORY, "out of memory: QuantizeDynamic's outputs need " +
                                              std::to_string(yb + sb + zb) + " bytes");
   }
+#endif
   // A MINMAX call always passes a zero-point pointer, even for 0 bytes.
   uint8_t no_groups = 0;
   s = QuantizeDynamic(x, attrs, r.y.data(), yb, r.scale.data(), sb,
