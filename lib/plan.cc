@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <utility>
 
 #include "error.h"
 #include "minifloat.h"
@@ -566,6 +567,17 @@ qlinear_status PlanOperator(const qlinear_tensor* x, const qlinear_tensor* scale
   const int v = start.v;
   const Granularity max_g =
       v < 13 ? Granularity::kPerTensor : (v < 21 ? Granularity::kPerAxis : Granularity::kBlocked);
+  // Before blocked quantization (versions 10, 13, 19) the scale and the zero point are a scalar
+  // or 1-D, as those schemas, their reference and ONNX Runtime have them; from 21 a one-element
+  // tensor of any shape is per tensor.
+  if (v < 21) {
+    for (const auto& [t, name] : {std::pair<const qlinear_tensor*, const char*>{scale, names.scale}, {zp, names.zero_point}}) {
+      if (t != nullptr && t->rank > 1) {
+        return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %s-%d takes a scalar or 1-D tensor (any shape from opset 21), got %s",
+                    name, names.op, v, ShapeText(*t).text);
+      }
+    }
+  }
   if ((s = PlanLayout(*x, start.x_count, *scale, start.scale_count, zp, start.zp_count, start.a.axis,
                       start.a.block_size, max_g, names.op, names.scale, names.zero_point, &p->layout)) != QLINEAR_OK) {
     return s;

@@ -405,6 +405,31 @@ TEST(DequantizeValidation, AttrsStructSize) {
   ExpectDQRejected(x, s, nullptr, a, QLINEAR_INVALID_ARGUMENT, {"attrs:", "struct_size", "qlinear_dequantize_attrs"});
 }
 
+// Versions 10, 13 and 19 take a scalar or 1-D scale and zero point (their schemas, reference and
+// ONNX Runtime); from 21 a one-element tensor of any shape is per tensor.
+TEST(QuantizeValidation, ScaleOfRankTwoBeforeOpset21) {
+  for (int32_t opset : {10, 13, 19}) {
+    Call c;
+    c.attrs.opset = opset;
+    c.scale = F32({0.5f}, {1, 1});
+    ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT,
+                    {"y_scale: QuantizeLinear-" + std::to_string(opset) + " takes a scalar or 1-D tensor", "[1, 1]"});
+    c.scale = F32({0.5f}, {1});
+    c.zp = Ints(QLINEAR_DTYPE_UINT8, {3}, {1, 1, 1});
+    ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT, {"y_zero_point: QuantizeLinear-", "scalar or 1-D"});
+    c.zp = Ints(QLINEAR_DTYPE_UINT8, {3}, {1});
+    ExpectQAccepted(c);
+    const Tensor x = Ints(QLINEAR_DTYPE_UINT8, {1, 2}), s2 = F32({0.5f}, {1, 1});
+    ExpectDQRejected(x, s2, nullptr, DQAttrs(opset), QLINEAR_INVALID_ARGUMENT,
+                     {"x_scale: DequantizeLinear-", "scalar or 1-D"});
+  }
+  Call c;
+  c.attrs.opset = 21;
+  c.scale = F32({0.5f}, {1, 1});
+  c.zp = Ints(QLINEAR_DTYPE_UINT8, {3}, {1, 1, 1});
+  ExpectQAccepted(c);
+}
+
 TEST(DequantizeValidation, InputTypes) {
   const Tensor s = ScalarF32(1);
   ExpectDQRejected(F32({1}), s, nullptr, DQAttrs(), QLINEAR_UNSUPPORTED_TYPE, {"x:", "float32", "not a quantized type"});

@@ -66,7 +66,9 @@
  * scale is NaN; a NaN made by the division itself (0/0, +-Inf/+-Inf) is positive. (CPUs differ:
  * x86's default NaN is negative, ARM's positive; these bytes are the same on every CPU and
  * target.) So x = 0 with a zero scale gives float8e4m3fn 0x7F, float8e5m2 0x7E, float4e2m1 0x8.
- * The same for DequantizeLinear's product: the decoded x's NaN, else the scale's (a float32
+ * The same for DequantizeLinear's product: the decoded x's NaN (a float8 NaN code decodes to
+ * the quiet NaN of its sign bit, e4m3fn 0xFF to 0xFFC00000; the fnuz types' 0x80, whose sign
+ * bit marks NaN rather than a sign, to 0x7FC00000), else the scale's (a float32
  * scale's payload kept, quieted; a float16, bfloat16 or e8m0 NaN scale decodes to the quiet NaN
  * of its sign, 0x7FC00000 or 0xFFC00000), else a positive NaN (0 * Inf, from an Inf scale or a
  * float8e5m2 Inf times a zero scale): float32 0x7FC00000, float16 0x7E00, bfloat16 0x7FC0. And for the backward pass's
@@ -195,8 +197,9 @@ typedef struct qlinear_dequantize_attrs {
 QLINEAR_API void qlinear_quantize_attrs_init(qlinear_quantize_attrs* attrs);
 QLINEAR_API void qlinear_dequantize_attrs_init(qlinear_dequantize_attrs* attrs);
 
-/* QuantizeLinear. x: float32/float16/bfloat16/int32. y_scale: per-tensor (one element),
- * per-axis (1-D, length x.shape[axis]) or blocked (x's rank, ceil(D/block_size) on the axis).
+/* QuantizeLinear. x: float32/float16/bfloat16/int32. y_scale: per-tensor (one element; before
+ * opset 21 a scalar or 1-D, as the zero point), per-axis (1-D, length x.shape[axis]) or blocked
+ * (x's rank, ceil(D/block_size) on the axis).
  * y_zero_point: NULL or the scale's shape (one-element shapes may differ for per-tensor); its
  * dtype is the output type. y receives x's element count in the output type, packed for
  * sub-byte types; y_bytes is the capacity of y in bytes (see qlinear_quantize_output_info). */
