@@ -314,18 +314,19 @@ struct AttrFields<qlinear_dynamic_attrs> {
 };
 // The _init functions and qlinear_quantize_attrs_for_dynamic write these structs' first
 // layouts (qlinear.h), and never more bytes, so that a program built against this header can run
-// with a later library. A longer layout needs init functions of its own: these asserts fail when
-// a field is added after the first layout's last one.
+// with a later library. A longer layout needs init functions of its own: these asserts, on each
+// first layout's last field by name, fail when a field is added after it.
 template <class T>
-constexpr bool EndsAtFirstLayout() {
-  constexpr size_t kLast = AttrFields<T>::kEnds[sizeof(AttrFields<T>::kEnds) / sizeof(size_t) - 1];
-  return sizeof(T) - kLast < alignof(T);
+constexpr bool EndsAt(size_t last_field_end) {
+  return sizeof(T) - last_field_end < alignof(T);
 }
-static_assert(EndsAtFirstLayout<qlinear_quantize_attrs>(), "qlinear_quantize_attrs grew: see above");
-static_assert(EndsAtFirstLayout<qlinear_dequantize_attrs>(), "qlinear_dequantize_attrs grew: see above");
-static_assert(EndsAtFirstLayout<qlinear_dynamic_attrs>(), "qlinear_dynamic_attrs grew: see above");
-static_assert(sizeof(qlinear_parallel_options) - QLINEAR_FIELD_END(qlinear_parallel_options, runner_context) <
-                  alignof(qlinear_parallel_options),
+static_assert(EndsAt<qlinear_quantize_attrs>(QLINEAR_FIELD_END(qlinear_quantize_attrs, precision)),
+              "qlinear_quantize_attrs grew: see above");
+static_assert(EndsAt<qlinear_dequantize_attrs>(QLINEAR_FIELD_END(qlinear_dequantize_attrs, reserved)),
+              "qlinear_dequantize_attrs grew: see above");
+static_assert(EndsAt<qlinear_dynamic_attrs>(QLINEAR_FIELD_END(qlinear_dynamic_attrs, reserved)),
+              "qlinear_dynamic_attrs grew: see above");
+static_assert(EndsAt<qlinear_parallel_options>(QLINEAR_FIELD_END(qlinear_parallel_options, runner_context)),
               "qlinear_parallel_options grew: see above");
 #undef QLINEAR_FIELD_END
 

@@ -1,10 +1,7 @@
 // The C++ layer (include/qlinear/qlinear.hpp) compiled against the public library: the
 // one-liners' deduction, dtype-valued attributes, output-info wrappers, the packed-type
 // one-liners, views that own their braced shapes, and misuse that must give a status (run under
-// ASan by the asan preset; std::vector's bounds are annotated for it here).
-#ifndef _GLIBCXX_SANITIZE_VECTOR
-#define _GLIBCXX_SANITIZE_VECTOR 1
-#endif
+// ASan by the asan preset).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -201,22 +198,6 @@ TEST(CppApi, PackedOneLiners) {
     EXPECT_EQ(DequantizeLinearFrom(DataType::kFloat8E8M0, q4, 2, 1.0f, zp, out4).code(), QLINEAR_UNSUPPORTED_TYPE)
         << zp;
   }
-}
-
-// A view given its own dims back as borrowed ones (beyond the inline rank, so on the heap)
-// keeps a copy: it cleared the vector the borrowed pointer read, so the next read of the shape
-// or a copy went past the vector's end (ASan: container-overflow).
-TEST(CppApi, ViewReassignedFromItsOwnDims) {
-  std::vector<float> v(1, 1.0f);
-  TensorView a(DataType::kFloat, std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 3}, v.data());
-  a = TensorView(DataType::kFloat, a.shape, a.rank, v.data());
-  const TensorView c = a;
-  ASSERT_EQ(c.rank, 10);
-  EXPECT_EQ(a.shape[9], 3);
-  EXPECT_EQ(c.shape[9], 3);
-  TensorView b(DataType::kFloat, {2, 3}, v.data());  // inline dims borrowed back
-  b = TensorView(DataType::kFloat, b.shape, b.rank, v.data());
-  EXPECT_EQ(b.shape[1], 3);
 }
 
 // The one-liners take integer zero points only: a floating-point or bool one (often the scale

@@ -279,7 +279,7 @@ write(d + "input_1.pb", b"\x10\x01\x25" + struct.pack("<f", 0.5))
 EOT
 got=$(check "$work/int32_data") || true
 [[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "int32_data of 9M elements: got '$got'"; status=1; }
-expect_fail "$work/int64_data" "input_0.pb: its repeated numbers (int32_data, float_data, dims, ...) would take more than 256 MiB once parsed"
+expect_fail "$work/int64_data" "input_0.pb: a tensor's repeated numbers (int32_data, float_data, dims, ...) would take more than 256 MiB once parsed"
 rm -rf "$work/int32_data" "$work/int64_data"
 # A folder with two symlinks to itself around a good case: every folder is entered once, so the
 # search ends at once and finds the case once.

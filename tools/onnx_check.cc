@@ -337,8 +337,8 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
     std::FILE* f = std::fopen(path.c_str(), "wb");
     int err = f == nullptr ? errno : 0;
     if (f != nullptr) {
-      if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) err = errno;
-      if (std::fclose(f) != 0 && err == 0) err = errno;  // the bytes reach the disk (or fail) here
+      if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) err = errno != 0 ? errno : EIO;
+      if (std::fclose(f) != 0 && err == 0) err = errno != 0 ? errno : EIO;  // the bytes reach the disk here
       if (err != 0) std::remove(path.c_str());
     }
     if (err != 0) {

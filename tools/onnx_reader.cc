@@ -257,7 +257,11 @@ constexpr int kMaxDepth = 100;  // protobuf's default recursion limit
 struct HeapCharge {
   uint64_t heap = 0;    // bytes outside the arena
   uint64_t arrays = 0;  // bytes of the repeated numbers once parsed
+  bool tensor_too_big = false;  // one TensorProto's repeated numbers beyond kMaxTensorBytes
 };
+
+bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
+                      int depth, HeapCharge* charge);
 
 // The bytes one entry of a repeated numeric field takes once parsed (0: not such a field).
 uint64_t NumberBytes(const google::protobuf::FieldDescriptor* f) {
@@ -280,11 +284,11 @@ uint64_t NumberBytes(const google::protobuf::FieldDescriptor* f) {
   }
 }
 
-// Charges the heap parts of one message (d null: a group of unknown fields) to *charge.
-// Returns false where the walk stops: the end of the bytes or of the message, a group's end,
-// malformed bytes, too deep.
-bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
-                      int depth, HeapCharge* charge) {
+// Charges the heap parts of one message's fields (d null: a group of unknown fields) to
+// *charge. Returns false where the walk stops: the end of the bytes or of the message, a
+// group's end, malformed bytes, too deep.
+bool ChargeFieldsOf(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
+                    int depth, HeapCharge* charge) {
   using google::protobuf::FieldDescriptor;
   using WF = google::protobuf::internal::WireFormatLite;
   if (depth > kMaxDepth) return false;
@@ -361,6 +365,15 @@ bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::
   return false;
 }
 
+// ChargeFieldsOf, and each tensor's repeated numbers against the tensor limit.
+bool ChargeHeapFields(google::protobuf::io::CodedInputStream* in, const google::protobuf::Descriptor* d,
+                      int depth, HeapCharge* charge) {
+  const uint64_t before = charge->arrays;
+  const bool more = ChargeFieldsOf(in, d, depth, charge);
+  if (d == onnx::TensorProto::descriptor() && charge->arrays - before > kMaxTensorBytes) charge->tensor_too_big = true;
+  return more;
+}
+
 enum class Parse { kOk, kFailed, kTooBig, kTooManyNumbers };
 
 // *msg, on a new budgeted *arena, parsed from size bytes.
@@ -371,8 +384,8 @@ Parse ParseBudgeted(const void* data, size_t size, std::unique_ptr<google::proto
   HeapCharge charge;
   google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
   ChargeHeapFields(&in, Message::descriptor(), 0, &charge);
-  // Repeated numbers beyond what a tensor may hold (kMaxTensorBytes): not parsed.
-  if (charge.arrays > kMaxTensorBytes) return Parse::kTooManyNumbers;
+  // A tensor whose repeated numbers take more than a tensor may (kMaxTensorBytes): not parsed.
+  if (charge.tensor_too_big) return Parse::kTooManyNumbers;
   parse_budget = 4 * static_cast<uint64_t>(size) + (uint64_t{64} << 20) + 4 * charge.arrays;
   if (charge.heap > parse_budget) return Parse::kTooBig;
   parse_budget -= charge.heap;
@@ -390,7 +403,7 @@ std::string TooBig(const std::string& where, size_t size) {
          " bytes would take more than 4 bytes of memory each to parse (too many small or unknown entries)";
 }
 std::string TooManyNumbers(const std::string& where) {
-  return where + ": its repeated numbers (int32_data, float_data, dims, ...) would take more than " +
+  return where + ": a tensor's repeated numbers (int32_data, float_data, dims, ...) would take more than " +
          Mib(kMaxTensorBytes) + " once parsed (large tensors belong in raw_data)";
 }
 

@@ -82,7 +82,8 @@
  * exceptions masked) and restores the caller's modes before it returns, on the calling thread
  * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
  * modes between tasks). A caller's parallel_for itself runs on the calling thread with the
- * defaults in force (only the tasks it starts elsewhere see those threads' modes). The modes
+ * defaults in force; its own code on other threads, outside qlinear's tasks, sees those
+ * threads' modes, and each task runs under the defaults. The modes
  * are read on entry and written only when they differ from the defaults. Exception flags raised
  * by a call stay set.
  */

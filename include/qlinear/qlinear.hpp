@@ -121,7 +121,7 @@ class TensorView {
   bool Owns() const { return shape != nullptr && (shape == inline_ || (!heap_.empty() && shape == heap_.data())); }
   // Whether p points into this view's own storage of dims.
   bool Holds(const int64_t* p) const {
-    const std::less<const int64_t*> before;
+    const std::less<const int64_t*> before{};
     const auto within = [&](const int64_t* b, size_t n) { return n != 0 && !before(p, b) && before(p, b + n); };
     return p != nullptr && (within(inline_, kInlineRank) || within(heap_.data(), heap_.size()));
   }
@@ -555,7 +555,9 @@ Status DequantizeLinear(const Q*, size_t, float, Z, float*) = delete;
 // DynamicQuantizeLinear of n float32 values (n >= 1) into uint8.
 inline Status DynamicQuantizeLinear(const float* x, size_t n, uint8_t* y, float* scale,
                                     uint8_t* zero_point) {
-  const int64_t dims[1] = {static_cast<int64_t>(n)};
+  int64_t dims[1];
+  const Status ns = detail::CountOf(n, dims);
+  if (!ns) return ns;
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, dims, x};
   return Status::FromC(qlinear_dynamic_quantize_linear(&tx, y, n, scale, zero_point));
 }
