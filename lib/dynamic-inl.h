@@ -56,15 +56,47 @@ struct StatKeys {
   static constexpr bool kMinMax = kKind == StatKind::kMinMax || kKind == StatKind::kMinMaxFinite;
   static constexpr bool kFinite = kKind == StatKind::kAbsFinite || kKind == StatKind::kMinMaxFinite;
   static constexpr bool kTwo = kMinMax;  // s1 is kept too
+  // The first statistic's lanes before their key: |x|'s bits, or for MINMAX x's own bits, whose
+  // unsigned order puts every negative value above every other and orders them by magnitude
+  // (0 for NaN/Inf lanes of the finite-only kinds). Loops keep the unsigned max of these
+  // (MaxRaw) and take the key once per reduction (KeyOfRaw, ReducedKey): one op per vector.
   template <class DF, class DI = hn::RebindToSigned<DF>>
-  static HWY_INLINE hn::Vec<DI> First(DF /*df*/, hn::Vec<DF> v) {
+  static HWY_INLINE hn::Vec<DI> Raw(DF /*df*/, hn::Vec<DF> v) {
     const DI di;
     const auto bits = hn::BitCast(di, v);
     if constexpr (kMinMax) {
-      return KeepFinite(di, bits, hn::Xor(bits, hn::Set(di, INT32_MIN)));
+      return KeepFinite(di, bits, bits);
     } else {
       return KeepFinite(di, bits, hn::And(bits, hn::Set(di, 0x7FFFFFFF)));
     }
+  }
+  template <class VI>
+  static HWY_INLINE VI MaxRaw(VI a, VI b) {
+    const hn::DFromV<VI> di;
+    const hn::RebindToUnsigned<decltype(di)> du;
+    return hn::BitCast(di, hn::Max(hn::BitCast(du, a), hn::BitCast(du, b)));
+  }
+  // Flipping bit 31 maps unsigned order to int32 order, so the key of the raw max is the max of
+  // the keys; MINMAX keys of x >= +0 are negative and lose to 0.
+  template <class VI>
+  static HWY_INLINE VI KeyOfRaw(VI raw) {
+    if constexpr (kMinMax) {
+      return hn::Xor(raw, hn::Set(hn::DFromV<VI>(), INT32_MIN));
+    } else {
+      return raw;
+    }
+  }
+  // max(0, the largest key) of the lanes of raw maxima.
+  template <class DI>
+  static HWY_INLINE uint32_t ReducedKey(DI /*di*/, hn::Vec<DI> raw) {
+    const hn::RebindToUnsigned<DI> du;
+    const uint32_t m = hn::GetLane(hn::MaxOfLanes(du, hn::BitCast(du, raw)));
+    if constexpr (kMinMax) return m >= 0x80000000u ? m & 0x7FFFFFFFu : 0;
+    return m;
+  }
+  template <class DF, class DI = hn::RebindToSigned<DF>>
+  static HWY_INLINE hn::Vec<DI> First(DF df, hn::Vec<DF> v) {
+    return KeyOfRaw(Raw(df, v));
   }
   template <class DF, class DI = hn::RebindToSigned<DF>>
   static HWY_INLINE hn::Vec<DI> Second(DF /*df*/, hn::Vec<DF> v) {
@@ -99,10 +131,10 @@ HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0
     QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i), w = LoadAsF32(df, x + i + N);
     const auto t = LoadAsF32(df, x + i + 2 * N), u = LoadAsF32(df, x + i + 3 * N);
-    a0 = hn::Max(a0, K::First(df, v));
-    b0 = hn::Max(b0, K::First(df, w));
-    c0 = hn::Max(c0, K::First(df, t));
-    d0 = hn::Max(d0, K::First(df, u));
+    a0 = K::MaxRaw(a0, K::Raw(df, v));
+    b0 = K::MaxRaw(b0, K::Raw(df, w));
+    c0 = K::MaxRaw(c0, K::Raw(df, t));
+    d0 = K::MaxRaw(d0, K::Raw(df, u));
     if constexpr (K::kTwo) {
       a1 = hn::Max(a1, K::Second(df, v));
       b1 = hn::Max(b1, K::Second(df, w));
@@ -113,7 +145,7 @@ HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0
   for (; i + N <= len; i += N) {
     QLINEAR_SCALAR_LOOP(i);
     const auto v = LoadAsF32(df, x + i);
-    a0 = hn::Max(a0, K::First(df, v));
+    a0 = K::MaxRaw(a0, K::Raw(df, v));
     if constexpr (K::kTwo) a1 = hn::Max(a1, K::Second(df, v));
   }
   if (i < len) {
@@ -121,10 +153,10 @@ HWY_INLINE void SegmentStats(const XT* HWY_RESTRICT x, int64_t len, uint32_t* s0
     if (len < N) std::memcpy(buf, x, static_cast<size_t>(len) * sizeof(XT));
     // The last full vector (overlapping counted lanes is harmless), or the padded copy.
     const auto v = LoadAsF32(df, len >= N ? x + len - N : buf);
-    b0 = hn::Max(b0, K::First(df, v));
+    b0 = K::MaxRaw(b0, K::Raw(df, v));
     if constexpr (K::kTwo) b1 = hn::Max(b1, K::Second(df, v));
   }
-  Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(a0, b0), hn::Max(c0, d0))))), s0);
+  Combine(K::ReducedKey(di, K::MaxRaw(K::MaxRaw(a0, b0), K::MaxRaw(c0, d0))), s0);
   if constexpr (K::kTwo) {
     Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(a1, b1), hn::Max(c1, d1))))), s1);
   }
@@ -244,12 +276,13 @@ HWY_INLINE void TreeBlocks(const XT* HWY_RESTRICT x, int64_t period, uint32_t* s
   auto leaf = [&](int64_t j) QLINEAR_DYNAMIC_INLINE_LAMBDA {
     const XT* p = x + j * period;
     auto v = LoadAsF32(df, p);
-    KeyPair<V> m{K::First(df, v), K::kTwo ? K::Second(df, v) : hn::Zero(di)};
+    KeyPair<V> m{K::Raw(df, v), K::kTwo ? K::Second(df, v) : hn::Zero(di)};
     for (int64_t o = 1; o < vectors; ++o) {
       v = LoadAsF32(df, p + o * N);
-      m.first = hn::Max(m.first, K::First(df, v));
+      m.first = K::MaxRaw(m.first, K::Raw(df, v));
       if constexpr (K::kTwo) m.second = hn::Max(m.second, K::Second(df, v));
     }
+    m.first = K::KeyOfRaw(m.first);
     return m;
   };
   const KeyPair<V> r = BlocksMax<kN>(di, leaf);

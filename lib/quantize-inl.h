@@ -201,7 +201,7 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   const auto hi = enc.ReciprocalUpper(df);
   constexpr int64_t kAhead = 4096 / sizeof(XT), kLine = 64 / sizeof(XT);
   using SideK = StatKeys<kSideTwo ? StatKind::kMinMax : StatKind::kAbs>;
-  auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);  // side keys
+  auto m0 = hn::Zero(di), m1 = hn::Zero(di), m2 = hn::Zero(di), m3 = hn::Zero(di);  // side raw maxima
   auto n0 = hn::Zero(di), n1 = hn::Zero(di), n2 = hn::Zero(di), n3 = hn::Zero(di);  // (kSideTwo: -x's)
   auto begin = [&](int64_t g) QLINEAR_INLINE_LAMBDA {
     if constexpr (kPrefetch == Prefetch::k4KAhead) {  // x, or with kSide the side run
@@ -214,10 +214,10 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
       const XT* sp = side + g * 4 * N;
       const auto v0 = LoadAsF32(df, sp), v1 = LoadAsF32(df, sp + N);
       const auto v2 = LoadAsF32(df, sp + 2 * N), v3 = LoadAsF32(df, sp + 3 * N);
-      m0 = hn::Max(m0, SideK::First(df, v0));
-      m1 = hn::Max(m1, SideK::First(df, v1));
-      m2 = hn::Max(m2, SideK::First(df, v2));
-      m3 = hn::Max(m3, SideK::First(df, v3));
+      m0 = SideK::MaxRaw(m0, SideK::Raw(df, v0));
+      m1 = SideK::MaxRaw(m1, SideK::Raw(df, v1));
+      m2 = SideK::MaxRaw(m2, SideK::Raw(df, v2));
+      m3 = SideK::MaxRaw(m3, SideK::Raw(df, v3));
       if constexpr (kSideTwo) {
         n0 = hn::Max(n0, SideK::Second(df, v0));
         n1 = hn::Max(n1, SideK::Second(df, v1));
@@ -243,8 +243,7 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   const int64_t groups = n / (4 * N);
   FlaggedGroups(df, groups, begin, codes, store, divide);
   if constexpr (kSide) {
-    Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))))),
-            side_amax);
+    Combine(SideK::ReducedKey(di, SideK::MaxRaw(SideK::MaxRaw(m0, m1), SideK::MaxRaw(m2, m3))), side_amax);
     if constexpr (kSideTwo) {
       Combine(static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hn::Max(n0, n1), hn::Max(n2, n3))))),
               side_neg);
