@@ -380,7 +380,8 @@ qlinear_status qlinear_quantize_linear_backward(
         QLINEAR_OK) {
       return s;
     }
-    if ((s = ExecutionSettingsStatus(false)) != QLINEAR_OK) return s;
+    // The clamp test is QuantizeLinear's, on the path QLINEAR_QUANTIZE_PATH picks: a call that quantizes.
+    if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
     BackwardArgs b;
     b.dy_type = dyt;
     b.dy = dy->data;

@@ -1,6 +1,7 @@
 /* The environment's execution settings, one process per setting (ctest sets the variable):
- *   settings_env_test bad-path    QLINEAR_QUANTIZE_PATH=<junk>: quantizing calls fail naming it,
- *                                  DequantizeLinear and the dynamic statistics still run
+ *   settings_env_test bad-path    QLINEAR_QUANTIZE_PATH=<junk>: quantizing calls (the backward
+ *                                  pass too) fail naming it, DequantizeLinear and the dynamic
+ *                                  statistics still run
  *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
  *                                  until qlinear_set_target replaces the pin; reading it
  *                                  keeps the thread's last message
@@ -24,6 +25,21 @@ static int quantize_into(size_t y_bytes) {
 }
 
 static int quantize(void) { return quantize_into(3); }
+
+/* The backward pass of quantize(), its clamp test recomputed from x. */
+static int backward(void) {
+  const float x[3] = {1.0f, -2.5f, 7.0f}, dy[3] = {1.0f, 1.0f, 1.0f};
+  const int64_t n = 3;
+  const float scale = 0.5f;
+  float dx[3];
+  qlinear_tensor tx = {QLINEAR_DTYPE_FLOAT, 1, &n, x};
+  qlinear_tensor ts = {QLINEAR_DTYPE_FLOAT, 0, NULL, &scale};
+  qlinear_tensor tdy = {QLINEAR_DTYPE_FLOAT, 1, &n, dy};
+  qlinear_quantize_attrs a;
+  qlinear_quantize_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  return (int)qlinear_quantize_linear_backward(&tx, &ts, NULL, &a, &tdy, scale, NULL, 0, dx, sizeof dx);
+}
 
 static int dequantize(void) {
   const int8_t x[3] = {1, -2, 7};
@@ -63,6 +79,8 @@ int main(int argc, char** argv) {
     bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "message names the variable");
     bad += expect(strstr(qlinear_last_error(), "division, reciprocal") != NULL, "message lists the values");
+    bad += expect(backward() == QLINEAR_INVALID_ARGUMENT, "the backward pass fails");
+    bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "its message names the variable");
     bad += expect(dequantize() == QLINEAR_OK, "dequantize runs");
     bad += expect(dynamic_statistics(0) == QLINEAR_OK && dynamic_statistics(1) == QLINEAR_OK,
                   "dynamic statistics run");

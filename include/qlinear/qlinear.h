@@ -38,11 +38,13 @@
  *   that calls keeps up to two scratch buffers between its calls, for the decoded per-group
  *   parameters of per-axis and blocked calls (up to 16 bytes per scale; none for 4-byte-aligned
  *   float32 scales without zero points in DequantizeLinear): at most 2 MiB per thread, freed
- *   when the thread exits. A call on the calling thread decodes at most 4096 scales at a time (for blocks along
- *   an outer axis, one row of them if longer); sets of more than 65536 scales are allocated for
- *   the call: such rows, per-axis scales of a middle axis whose rows have fewer than 64
- *   elements (which are not cut), and the tasks of a parallel call. glibc
- *   does not unload the library (dlclose) while a thread that called it is alive.
+ *   when the thread exits. A call on the calling thread decodes at most 4096 scales at a time
+ *   (for blocks along an outer axis, one row of them if longer); sets of more than 65536 scales
+ *   are allocated for the call: such rows, per-axis scales of any axis but the outermost whose
+ *   rows (the elements after the axis: 1 for the last axis) number fewer than 64 (not cut), and
+ *   the tasks of a parallel call. dlclose never unmaps the shared library (linked with
+ *   -z nodelete): OpenMP's idle team and the threads' scratch destructors may run its code
+ *   after a host's last call.
  *
  * Semantics in brief (docs/semantics.md gives every decision with its reason):
  * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
@@ -515,9 +517,10 @@ QLINEAR_API qlinear_status qlinear_set_target(const char* name);
 /* The environment variable QLINEAR_QUANTIZE_PATH=division|reciprocal forces one of
  * QuantizeLinear's two exact float32 paths (dividing, or multiplying by 1/scale and dividing
  * only near rounding boundaries; both give identical results, only speed differs; unset or
- * empty: the target's own choice, docs/exactness.md). Read once, by the first call that quantizes (a call
- * that does not quantize leaves it unread); any other value makes every
- * call that quantizes fail with INVALID_ARGUMENT naming the variable. */
+ * empty: the target's own choice, docs/exactness.md). Read once, by the first call that quantizes
+ * (QuantizeLinear in every form, its backward pass, dynamic quantization; a call that does not
+ * quantize leaves it unread); any other value makes every call that quantizes fail with
+ * INVALID_ARGUMENT naming the variable. */
 
 /* Space-separated names of the SIMD targets compiled into the library, best first, and of
  * those this CPU can run. Valid until the calling thread's next call of the same function. */
