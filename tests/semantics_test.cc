@@ -1,6 +1,7 @@
 // Hand-computed tables from the operator texts (docs/semantics.md), through the public C API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -535,6 +536,30 @@ TEST(Dynamic, ReferenceBehaviour) {
   EXPECT_EQ(scale, 4.0f / 255.0f);
   EXPECT_EQ(zp, 64);  // 1 / (4/255) = 63.75 -> 64
   EXPECT_EQ(y[1], 0);
+  // Edges where the formula is kept: an Inf element or a range beyond float32 makes the range
+  // Inf (scale +Inf, zero point -lo / Inf = 0, y = x / Inf = 0 or NaN -> 0); subnormal elements
+  // only (ranges 2 or 3 times 2^-149) give scale 0 (range / 255 rounds to 0): zero point -lo / 0 =
+  // +Inf -> 255 with a negative element, else NaN -> 0; y: +x / 0 -> 255, -x / 0 and 0 / 0 -> 0.
+  struct Edge {
+    float x[4];
+    float scale;
+    uint8_t zp;
+    uint8_t y[4];
+  };
+  const Edge edges[] = {
+      {{-INFINITY, 2, -3, 0}, INFINITY, 0, {0, 0, 0, 0}},
+      {{3e38f, -3e38f, 1, 0}, INFINITY, 0, {0, 0, 0, 0}},
+      {{0x1p-148f, -0x1p-149f, 0, 0x1p-149f}, 0.0f, 255, {255, 0, 0, 255}},
+      {{0x1p-148f, 0, 0, 0x1p-149f}, 0.0f, 0, {255, 0, 0, 255}},
+  };
+  for (const Edge& e : edges) {
+    const qlinear_tensor te{QLINEAR_DTYPE_FLOAT, 1, dims, e.x};
+    std::fill(y, y + 4, 9);
+    ASSERT_EQ(qlinear_dynamic_quantize_linear(&te, y, 4, &scale, &zp), QLINEAR_OK);
+    EXPECT_EQ(scale, e.scale) << e.x[0];
+    EXPECT_EQ(zp, e.zp) << e.x[0];
+    EXPECT_EQ(std::vector<uint8_t>(y, y + 4), std::vector<uint8_t>(e.y, e.y + 4)) << e.x[0];
+  }
 }
 
 }  // namespace

@@ -303,7 +303,10 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_parallel(
  * count bytes), float32 scale and uint8 zero point. range = max(x, 0) - min(x, 0);
  * scale = range / 255 (all-zero input: 1/255, as the ONNX reference); zero point =
  * round_half_even(clamp(-min/scale, 0, 255)); y = QuantizeLinear(x, scale, zero point).
- * NaN elements are ignored for the range and quantize to 0. */
+ * NaN elements are ignored for the range and quantize to 0. The formula is kept at the edges:
+ * an Inf element makes the range Inf, so scale = +Inf, zero point 0 and every y is 0; a range
+ * of at most 255 * 2^-150 (subnormal elements only) rounds the scale to 0: the zero point is 255
+ * if min(x) < 0, else 0, and y is 255 where x > 0, 0 elsewhere (x / 0 saturated; 0 / 0 is NaN). */
 QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor* x, uint8_t* y,
                                                            size_t y_bytes, float* y_scale,
                                                            uint8_t* y_zero_point);
