@@ -680,6 +680,17 @@ void RangeInside(int64_t first, int64_t count, int64_t total) {
 }
 
 // A shape= argument: a sequence of non-negative ints whose element count fits (rank, dims, total).
+// A bool argument: True/False, or an int 0 or 1 (the C API rejects saturate = 2 too).
+bool BoolArg(py::handle v, const char* name) {
+  if (!IsBool(v) && !IsIntNumber(v)) Raise(PyExc_TypeError, Format("%s: must be a bool", name));
+  const int truth = PyObject_IsTrue(v.ptr());
+  if (truth < 0) throw py::error_already_set();
+  if (!IsBool(v) && OptionalInt(v, name, 0) != truth) {
+    Raise(PyExc_ValueError, Format("%s: must be a bool (or 0 or 1)", name));
+  }
+  return truth == 1;
+}
+
 void ParseShape(py::handle shape, int* rank, int64_t* dims, int64_t* total) {
   const bool zero_d = PyArray_Check(shape.ptr()) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(shape.ptr())) == 0;
   if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr()) || zero_d) {
@@ -690,16 +701,24 @@ void ParseShape(py::handle shape, int* rank, int64_t* dims, int64_t* total) {
     Raise(PyExc_ValueError, Format("shape: rank %zu exceeds %d", seq.size(), QLINEAR_MAX_RANK));
   }
   *rank = static_cast<int>(seq.size());
-  *total = 1;
+  // The product of the non-zero dimensions is bounded whatever the count: NumPy cannot make an
+  // array (even an empty one) of a shape beyond it, and a 0 anywhere must not decide.
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int i = 0; i < *rank; ++i) {
     const int64_t d = OptionalInt(seq[i], "shape", -1);
     if (d < 0) Raise(PyExc_ValueError, Format("shape: dimension %d is negative or missing", i));
     dims[i] = d;
-    if (d != 0 && *total > std::numeric_limits<int64_t>::max() / 64 / d) {
-      Raise(PyExc_ValueError, "shape: the element count overflows");
+    if (d == 0) {
+      empty = true;
+      continue;
     }
-    *total *= d;
+    if (nonzero > std::numeric_limits<int64_t>::max() / 64 / d) {
+      Raise(PyExc_ValueError, "shape: the product of the non-zero dimensions overflows (an array's size)");
+    }
+    nonzero *= d;
   }
+  *total = empty ? 0 : nonzero;
 }
 
 // Without shape=, x is the whole tensor and first/count select elements of it. With shape=, x
@@ -919,16 +938,7 @@ class Keywords {
   }
   bool Bool(Kw k, bool fallback) const {
     if (!given(k)) return fallback;
-    if (!IsBool(values_[k]) && !IsIntNumber(values_[k])) {
-      Raise(PyExc_TypeError, Format("%s: must be a bool", kKeywordNames[k]));
-    }
-    const int truth = PyObject_IsTrue(values_[k]);
-    if (truth < 0) throw py::error_already_set();
-    // An int stands for a bool only as 0 or 1 (the C API rejects saturate = 2 too).
-    if (!IsBool(values_[k]) && OptionalInt(values_[k], kKeywordNames[k], 0) != truth) {
-      Raise(PyExc_ValueError, Format("%s: must be a bool (or 0 or 1)", kKeywordNames[k]));
-    }
-    return truth == 1;
+    return BoolArg(values_[k], kKeywordNames[k]);
   }
   double Float(Kw k, double fallback) const {
     if (!given(k)) return fallback;
@@ -1148,8 +1158,7 @@ py::tuple QuantizeDynamic(py::handle x, py::handle output_dtype, py::handle rule
                           py::handle axis, py::handle block_size, py::handle scale_dtype, py::handle x_dtype,
                           py::handle packed_obj, py::handle threads) {
   qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
-  if (!IsBool(packed_obj) && !IsIntNumber(packed_obj)) Raise(PyExc_TypeError, "packed: must be a bool");
-  const bool packed = PyObject_IsTrue(packed_obj.ptr()) == 1;
+  const bool packed = BoolArg(packed_obj, "packed");
   qlinear_parallel_options o;
   const bool parallel = !threads.is_none();
   if (parallel) {
@@ -1224,8 +1233,7 @@ py::object DynamicRanges(py::handle x, py::handle output_dtype, py::handle rule,
 py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle shape, py::handle rule,
                         py::handle granularity, py::handle axis, py::handle block_size, py::handle scale_dtype,
                         py::handle x_dtype, py::handle packed_obj) {
-  if (!IsBool(packed_obj) && !IsIntNumber(packed_obj)) Raise(PyExc_TypeError, "packed: must be a bool");
-  const bool packed = PyObject_IsTrue(packed_obj.ptr()) == 1;
+  const bool packed = BoolArg(packed_obj, "packed");
   const qlinear_dynamic_attrs a = DynamicAttrs(output_dtype, rule, granularity, axis, block_size, scale_dtype);
   // The tensor's dtype and shape only.
   const int32_t xt = ParseType(x_dtype, "x_dtype");
@@ -1255,6 +1263,12 @@ py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle s
     Raise(PyExc_ValueError, Format("ranges: holds %lld values; %lld groups take 2 each (%lld)",
                                    static_cast<long long>(PyArray_SIZE(ra)), static_cast<long long>(ss.groups),
                                    static_cast<long long>(2 * ss.groups)));
+  }
+  py::object aligned;  // a float* must be aligned for float (qlinear.h): a misaligned view is copied
+  if (!PyArray_ISALIGNED(ra)) {
+    aligned = py::reinterpret_steal<py::object>(PyArray_NewCopy(ra, NPY_CORDER));
+    if (!aligned) throw py::error_already_set();
+    ra = reinterpret_cast<PyArrayObject*>(aligned.ptr());
   }
   const float* r = static_cast<const float*>(PyArray_DATA(ra));
   Output scale, zp;

@@ -237,8 +237,28 @@ def test_sharded_errors():
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8")  # shape= is required
     with pytest.raises(TypeError, match="shape: must be a sequence of ints"):
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=np.array(4), granularity="tensor")
-    with pytest.raises(ValueError, match="shape: the element count overflows"):
+    with pytest.raises(ValueError, match=r"shape: the product of the non-zero dimensions overflows"):
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=(2**62, 4), granularity="tensor")
+    # A 0 beside huge dimensions: the same error wherever the 0 is (NumPy has no such array).
+    for shape in ((0, 2**62, 2**62, 4), (2**62, 2**62, 4, 0)):
+        with pytest.raises(ValueError, match=r"shape: the product of the non-zero dimensions overflows"):
+            qlinear.dynamic_scales(np.zeros((0, 2), np.float32), "int8", shape=shape, granularity="block",
+                                   axis=0, block_size=1)
+    # packed= is a bool, or 0 or 1, as in quantize_linear.
+    with pytest.raises(ValueError, match=r"packed: must be a bool \(or 0 or 1\)"):
+        qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "uint4", shape=[4], rule="minmax",
+                               granularity="tensor", packed=5)
+    with pytest.raises(ValueError, match=r"packed: must be a bool \(or 0 or 1\)"):
+        qlinear.quantize_dynamic(np.ones(4, np.float32), "int4", granularity="tensor", packed=-1)
+    # A misaligned ranges view is read as its values (copied: a float* must be aligned).
+    ranges_src = np.array([[1.0, 1.0]], np.float32)
+    buf = bytearray(9)
+    buf[1:9] = ranges_src.tobytes()
+    ranges = np.frombuffer(buf, np.float32, count=2, offset=1).reshape(1, 2)
+    assert not ranges.flags.aligned
+    s_aligned, _ = qlinear.dynamic_scales(ranges_src, "int8", shape=[4], granularity="tensor")
+    s_mis, _ = qlinear.dynamic_scales(ranges, "int8", shape=[4], granularity="tensor")
+    assert s_mis == s_aligned == np.float32(1.0) / np.float32(127.0)
     with pytest.raises(TypeError, match="x_dtype: dynamic quantization takes float32, float16 or bfloat16"):
         qlinear.dynamic_scales(np.zeros((1, 2), np.float32), "int8", shape=[4], granularity="tensor",
                                x_dtype="int8")
