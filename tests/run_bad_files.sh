@@ -194,6 +194,22 @@ graph { name: "g" node { op_type: "QuantizeLinear" input: "x" input: "s" output:
 EOT
 expect_fail "$work/two_opsets" "opset_import: ai.onnx is imported twice"
 
+# A node that does not name each of the operator's outputs: an error, not a pass.
+outputs_case() {  # outputs_case(name, the node's output fields)
+  mkdir -p "$work/$1" && cp -r "$set_dir/good/test_data_set_0" "$work/$1/"
+  enc onnx.ModelProto > "$work/$1/model.onnx" <<EOT
+ir_version: 8
+opset_import { domain: "" version: 21 }
+graph { name: "g" node { op_type: "QuantizeLinear" input: "x" input: "s" $2 } input { name: "x" } input { name: "s" } output { name: "y" } }
+EOT
+}
+outputs_case no_outputs ""
+expect_fail "$work/no_outputs" "QuantizeLinear has 1 output, the node names 0"
+outputs_case two_outputs 'output: "y" output: "y2"'
+expect_fail "$work/two_outputs" "QuantizeLinear has 1 output, the node names 2"
+outputs_case unnamed_output 'output: ""'
+expect_fail "$work/unnamed_output" "QuantizeLinear: output 0 has no name (every output is required)"
+
 # Input files numbered with a gap: an error naming the file, never inputs shifted into others.
 case_dir numbering_gap QuantizeLinear
 mv "$work/numbering_gap/test_data_set_0/input_1.pb" "$work/numbering_gap/test_data_set_0/input_2.pb"

@@ -491,7 +491,20 @@ ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::st
     return ModelResult::kError;
   }
   c->inputs.assign(node.input().begin(), node.input().end());
-  c->outputs = static_cast<size_t>(node.output_size());
+  // Every output of these operators is required: a node must name each one.
+  const int outputs = c->op == "DynamicQuantizeLinear" ? 3 : 1;
+  if (node.output_size() != outputs) {
+    *err = c->op + " has " + std::to_string(outputs) + (outputs == 1 ? " output" : " outputs") +
+           ", the node names " + std::to_string(node.output_size());
+    return ModelResult::kError;
+  }
+  for (int k = 0; k < outputs; ++k) {
+    if (node.output(k).empty()) {
+      *err = c->op + ": output " + std::to_string(k) + " has no name (every output is required)";
+      return ModelResult::kError;
+    }
+  }
+  c->outputs = static_cast<size_t>(outputs);
   for (const auto& t : g.initializer()) {
     Tensor v;
     if (!DecodeTensor(t, "initializer " + t.name(), &v, err)) return ModelResult::kError;
