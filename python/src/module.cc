@@ -679,7 +679,6 @@ void RangeInside(int64_t first, int64_t count, int64_t total) {
   }
 }
 
-// A shape= argument: a sequence of non-negative ints whose element count fits (rank, dims, total).
 // A bool argument: True/False, or an int 0 or 1 (the C API rejects saturate = 2 too).
 bool BoolArg(py::handle v, const char* name) {
   if (!IsBool(v) && !IsIntNumber(v)) Raise(PyExc_TypeError, Format("%s: must be a bool", name));
@@ -691,6 +690,8 @@ bool BoolArg(py::handle v, const char* name) {
   return truth == 1;
 }
 
+// A shape= argument: a sequence of non-negative ints whose non-zero ones multiply to an array's
+// size at most (rank, dims, total).
 void ParseShape(py::handle shape, int* rank, int64_t* dims, int64_t* total) {
   const bool zero_d = PyArray_Check(shape.ptr()) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(shape.ptr())) == 0;
   if (!py::isinstance<py::sequence>(shape) || PyUnicode_Check(shape.ptr()) || zero_d) {
