@@ -125,8 +125,8 @@ struct StatsJob {
 };
 // ExecuteQuantize(p, y) on the calling thread with `job` done too (kernels.cc): inside the
 // quantize loop where it can (per row, blocks along the last axis: SideStats), so that the
-// job's loads overlap the quantize arithmetic, else after the execution.
-void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job);
+// job's loads overlap the quantize arithmetic, else after the execution. in_range: SideStats's.
+void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job, bool in_range);
 
 // The whole computation from the definitions, element by element: statistics through
 // ScaleIndex, ReferenceGroupScale, QuantizeReference with the scales written. The oracle of the

@@ -106,8 +106,11 @@ struct IntEncoder {
     return hn::Add(hn::ConvertTo(df, zp), hn::Set(df, FixedPoint::kOffset));
   }
   // kLowByte skips the subtraction of FixedPoint::kBaseCode (its low byte is zero); kFixedPoint
-  // also the shift.
-  template <CodeForm kForm, Margin kMargin, class DF, class DI = hn::RebindToSigned<DF>>
+  // also the shift. kClamp false (fixed margin): t is not clamped, for callers that know x is
+  // finite and x * r + zp lies within 2^-15 of [qmin - 0.5, qmax + 0.5] (SideStats::in_range):
+  // then t >= 768 + qmin, and t >= 769 + qmax only with a fraction below 2^-11 (flagged), so
+  // every unflagged lane floors to the clamped code.
+  template <CodeForm kForm, Margin kMargin, bool kClamp = true, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Reciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp, hn::Vec<DF> zoff,
                                     hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* ok) const {
     if constexpr (kMargin == Margin::kRelative) {
@@ -116,7 +119,8 @@ struct IntEncoder {
       *ok = hn::AndNot(NearBoundary(df, c), *ok);
       return Round(df, c, zp);
     } else {
-      const auto t = ClampPositiveBits(df, hn::MulAdd(x, r, zoff), lo, hi);
+      const auto t = kClamp ? ClampPositiveBits(df, hn::MulAdd(x, r, zoff), lo, hi)
+                            : hn::BitCast(DI(), hn::MulAdd(x, r, zoff));
       *ok = KeepIfAnyBitSet(df, *ok, t, FixedPoint::kFlagBits);
       if constexpr (kForm == CodeForm::kFixedPoint) return t;
       const auto codes = hn::ShiftRight<FixedPoint::kFractionBits>(t);

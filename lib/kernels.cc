@@ -82,7 +82,7 @@ void ExecuteQuantizeDriver(const QuantizePlan& p, void* y, const TaskSplit* spli
 // the last-level cache; at 1M elements the prefetches cost 11% (docs/dynamic.md).
 constexpr int64_t kSidePrefetchFrom = int64_t{4} << 20;
 
-void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job, QuantizePath path) {
+void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job, bool in_range, QuantizePath path) {
   if (path == QuantizePath::kAuto) path = kOwnPath;
   const bool vector = VectorQuantizeSupported(p);
   const bool reciprocals = vector && p.prec == Prec::kF32 && path == QuantizePath::kReciprocal;
@@ -121,6 +121,7 @@ void QuantizeWithStatsDriver(const QuantizePlan& p, void* y, const StatsJob& job
     side.amax = job.s0;
     side.neg = two ? job.s1 : nullptr;
     side.prefetch = prefetch;
+    side.in_range = in_range;
     if (QuantizeVector(p, prm, y, &side)) done = std::min(job.end, job.begin + (p.end - p.begin));
   } else {
     QuantizePiece(p, vector ? prm : QuantParams(), y);
@@ -459,8 +460,8 @@ void ExecuteQuantize(const QuantizePlan& p, void* y, const TaskSplit* split) {
   QLINEAR_DISPATCH(ExecuteQuantizeDriver)(p, y, split, RequestedPath());
 }
 
-void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job) {
-  QLINEAR_DISPATCH(QuantizeWithStatsDriver)(p, y, job, RequestedPath());
+void ExecuteQuantizeWithStats(const QuantizePlan& p, void* y, const StatsJob& job, bool in_range) {
+  QLINEAR_DISPATCH(QuantizeWithStatsDriver)(p, y, job, in_range, RequestedPath());
 }
 
 void ExecuteDynamicQuantize(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zp) {

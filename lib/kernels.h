@@ -56,6 +56,9 @@ struct SideStats {
   // Prefetch the side runs 4 KB ahead (x beyond the last-level cache, where the loop otherwise
   // waits on memory).
   bool prefetch = false;
+  // Every element of the plan is finite and its x * r + zp lies within [qmin - 0.5, qmax + 0.5]
+  // (a dynamic quantization's chunk, checked with its statistics): integer codes need no clamp.
+  bool in_range = false;
 };
 
 // Whether this CPU converts float32 to bfloat16 in hardware (x86 AVX512_BF16's VCVTNE2PS2BF16),

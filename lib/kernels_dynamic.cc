@@ -30,9 +30,9 @@ void GroupStatsDriver(StatKind kind, const Layout& l, int64_t begin, int64_t end
   GroupStatsVector(kind, l, begin, end, x_type, x, g_first, s0, s1);
 }
 
-void ScalesDriver(const RuleFacts& f, const uint32_t* s0, const uint32_t* s1, int64_t n, float* values,
+bool ScalesDriver(const RuleFacts& f, const uint32_t* s0, const uint32_t* s1, int64_t n, float* values,
                   uint32_t* codes, int32_t* zps) {
-  ScalesVector(f, s0, s1, n, values, codes, zps);
+  return ScalesVector(f, s0, s1, n, values, codes, zps);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -145,6 +145,7 @@ bool TwoStats(const RuleFacts& f) { return f.rule == Rule::kMinMax; }
 // leave NaN/Inf out: the fast keys flag them, and only then are the finite-only keys run.
 struct Stats {
   std::vector<uint32_t> s0, s1;
+  bool nonfinite = false;  // the elements held NaN or +-Inf (ABSMAX, MINMAX: Finish's test)
   // Capacity for `groups` statistics, so that Compute allocates nothing.
   void Reserve(const DynamicPlan& p, int64_t groups) {
     s0.reserve(static_cast<size_t>(groups));
@@ -161,6 +162,7 @@ struct Stats {
     const bool two = TwoStats(p.facts);
     s0.assign(static_cast<size_t>(groups), 0);
     s1.assign(two ? static_cast<size_t>(groups) : 0, 0);
+    nonfinite = false;
     StatsJob job;
     job.kind = FastKind(p.facts);
     job.layout = &p.q.layout;
@@ -177,6 +179,7 @@ struct Stats {
     const RuleFacts& f = p.facts;
     if (f.rule != Rule::kAbsMax && f.rule != Rule::kMinMax) return;
     if (!Flagged()) return;
+    nonfinite = true;
     std::fill(s0.begin(), s0.end(), 0u);
     std::fill(s1.begin(), s1.end(), 0u);
     const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
@@ -207,7 +210,8 @@ void NarrowCodes(const uint32_t* codes, size_t n, char* dst) {
 }
 
 // Scales and zero points of groups [g0, g0 + stats) into the outputs and their float32 values.
-void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const DynamicOutputs& out,
+// Returns whether the groups' codes need no clamp (SideStats::in_range).
+bool StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const DynamicOutputs& out,
                  const ScaleValues& values, std::vector<uint32_t>* codes, std::vector<int32_t>* zps) {
   const RuleFacts& f = p.facts;
   const size_t n = st.s0.size();
@@ -215,13 +219,15 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
   codes->resize(n);
   zps->resize(minmax ? n : 0);
   float* v = values.get() + g0;
-  QLINEAR_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr,
-                                     static_cast<int64_t>(n), v, codes->data(), minmax ? zps->data() : nullptr);
+  const bool in_range =
+      QLINEAR_DISPATCH(ScalesDriver)(f, st.s0.data(), minmax ? st.s1.data() : nullptr, static_cast<int64_t>(n), v,
+                                     codes->data(), minmax ? zps->data() : nullptr) &&
+      !st.nonfinite;
   char* dst = static_cast<char*>(out.scale);
   // Narrowing through local pointers and a local buffer: stores through char* may alias the
   // codes vector, which kept every iteration a reload and a byte store.
   const uint32_t* from = codes->data();
-  if (n == 0) return;  // nothing to store (and no pointer arithmetic on the outputs)
+  if (n == 0) return in_range;  // nothing to store (and no pointer arithmetic on the outputs)
   switch (Info(f.scale_type).bits) {
     case 32:
       if (v != static_cast<float*>(out.scale) + g0) std::memcpy(dst + 4 * g0, v, n * 4);
@@ -233,14 +239,16 @@ void StoreScales(const DynamicPlan& p, const Stats& st, int64_t g0, const Dynami
       NarrowCodes<uint8_t>(from, n, dst + g0);
   }
   if (minmax) StoreZeroPoints(p, zps->data(), g0, static_cast<int64_t>(n), out);
+  return in_range;
 }
 
 // QuantizeLinear of elements [e0, e1) with the scales written (float32 values: QuantizeLinear's
 // float32-precision decoding of any scale type gives exactly these); its decoded parameters in
 // `ws` (reserved beforehand).
+// in_range: StoreScales's answer for these elements (with a job).
 void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOutputs& out,
                    const ScaleValues& values, const StatsJob* job, ParamsWorkspace* ws,
-                   const TaskSplit* split = nullptr) {
+                   const TaskSplit* split = nullptr, bool in_range = false) {
   QuantizePlan q = p.q;
   q.scale_type = DType::kFloat32;
   q.scale = values.get();
@@ -250,7 +258,7 @@ void QuantizeRange(const DynamicPlan& p, int64_t e0, int64_t e1, const DynamicOu
   q.x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
   q.workspace = ws;
   void* y = static_cast<char*>(out.y) + ByteOffset(q.y_type, e0);
-  if (job != nullptr) return ExecuteQuantizeWithStats(q, y, *job);
+  if (job != nullptr) return ExecuteQuantizeWithStats(q, y, *job, in_range);
   ExecuteQuantize(q, y, split);
 }
 
@@ -296,13 +304,13 @@ void OnePass(const DynamicPlan& p, const Units& units, int64_t u0, int64_t u1,
   while (u0 < u1) {
     const int64_t e0 = units.ElemStart(u0), e1 = units.ElemStart(c);
     const int64_t g0 = u0 * per_unit, g1 = c * per_unit;
-    StoreScales(p, b->st, g0, out, values, &b->codes, &b->zps);
+    const bool in_range = StoreScales(p, b->st, g0, out, values, &b->codes, &b->zps);
     const int64_t next = c < u1 ? units.ChunkEnd(c, u1) : c;
     const int64_t e2 = units.ElemStart(next);
     if (next > c) {
       const StatsJob job = b->next.Start(p, e1, e2, g1, (next - c) * per_unit);
       if (out.y != nullptr && e1 > e0) {
-        QuantizeRange(p, e0, e1, out, values, &job, &b->params);
+        QuantizeRange(p, e0, e1, out, values, &job, &b->params, nullptr, in_range);
       } else {
         GroupStats(job.kind, *job.layout, e1, e2, job.x_type, job.x, g1, job.s0, job.s1);
       }

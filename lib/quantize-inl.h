@@ -175,6 +175,17 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
   }
 }
 
+// enc.Reciprocal; kClamp false only for IntEncoder (the one encoder with an unclamped form).
+template <CodeForm kForm, Margin kMargin, bool kClamp, class Enc, class DF, class... Args>
+HWY_INLINE auto ReciprocalCodes(const Enc& enc, DF df, Args... args) {
+  static_assert(kClamp || std::is_same_v<Enc, IntEncoder>, "only integer codes skip the clamp");
+  if constexpr (kClamp) {
+    return enc.template Reciprocal<kForm, kMargin>(df, args...);
+  } else {
+    return enc.template Reciprocal<kForm, kMargin, false>(df, args...);
+  }
+}
+
 // The groups of a span (uniform or per-element scales) on the reciprocal path. Returns the
 // elements done (a multiple of 4N). kSide: also the largest |x| of side[0, n) into *side_amax
 // (SideStats; kSideTwo: x's and -x's largest keys into *side_amax and *side_neg, MINMAX), four
@@ -182,7 +193,7 @@ HWY_INLINE void UnflaggedRest(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
 // the statistics kernel, dynamic-inl.h); side_room: elements readable from side (>= n), for the
 // prefetches.
 template <Scales kScales, ZeroOffsets kOffsets, Margin kMargin, Prefetch kPrefetch, bool kSide = false,
-          bool kSideTwo = false, class Enc, class XT, class Out>
+          bool kSideTwo = false, bool kClamp = true, class Enc, class XT, class Out>
 HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT s,
                               const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
                               const float* HWY_RESTRICT off, Out out, const XT* HWY_RESTRICT side = nullptr,
@@ -231,7 +242,7 @@ HWY_INLINE int64_t SpanGroups(const Enc& enc, const XT* HWY_RESTRICT x, int64_t 
     const auto vz = kEach ? hn::LoadU(di, z + i) : uz;
     const auto vr = kEach ? hn::LoadU(df, r + i) : ur;
     const auto zoff = !kEach ? uoff : kOffsets == ZeroOffsets::kLoaded ? hn::LoadU(df, off + i) : enc.ZeroOffset(df, vz);
-    return enc.template Reciprocal<kForm, kMargin>(df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, ok);
+    return ReciprocalCodes<kForm, kMargin, kClamp>(enc, df, LoadAsF32(df, x + i), vr, vz, zoff, lo, hi, ok);
   };
   auto store = [&](int64_t g, auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
     StoreFour<kForm>(df, c0, c1, c2, c3, out + g * 4 * N);
@@ -303,23 +314,28 @@ HWY_NOINLINE void QuantizeSpan(const Enc& enc_ref, const XT* HWY_RESTRICT x, int
 // (SideStats; with side_neg: x's and -x's largest keys into *side_amax and *side_neg, MINMAX):
 // inside the reciprocal path's groups where the span takes them, else by a loop of its own. (A
 // function apart: two more arguments to QuantizeSpan cost rows of 1024 5-9%.) prefetch: the
-// side run 4 KB ahead of its loads (SideStats::prefetch).
+// side run 4 KB ahead of its loads (SideStats::prefetch). in_range: SideStats::in_range (integer
+// outputs without prefetching skip the clamp then, where QLINEAR_SKIPS_CLAMP).
 template <class Enc, class XT, class Out>
 HWY_NOINLINE void QuantizeSpanWithSide(const Enc& enc_ref, const XT* HWY_RESTRICT x, int64_t n,
                                        const float* HWY_RESTRICT s, const float* HWY_RESTRICT r,
                                        const int32_t* HWY_RESTRICT z, Out out, bool exact_products,
                                        const XT* HWY_RESTRICT side, uint32_t* side_amax, uint32_t* side_neg,
-                                       int64_t side_room, bool prefetch) {
+                                       int64_t side_room, bool prefetch, bool in_range) {
   const Enc enc = enc_ref;  // see QuantizeSpan
   if constexpr (Enc::kReciprocal && std::is_same_v<XT, float>) {
     if (!exact_products && r != nullptr && enc.margin() == Margin::kFixed) {
-      auto groups = [&](auto ahead, auto two) {
+      auto groups = [&](auto ahead, auto two, auto clamp) {
         return SpanGroups<Scales::kUniform, ZeroOffsets::kComputed, Margin::kFixed, decltype(ahead)::value, true,
-                          decltype(two)::value>(enc, x, n, s, r, z, nullptr, out, side, side_amax, side_room, side_neg);
+                          decltype(two)::value, decltype(clamp)::value>(enc, x, n, s, r, z, nullptr, out, side,
+                                                                        side_amax, side_room, side_neg);
       };
       auto with_keys = [&](auto two) {
-        return prefetch ? groups(std::integral_constant<Prefetch, Prefetch::k4KAhead>(), two)
-                        : groups(std::integral_constant<Prefetch, Prefetch::kNone>(), two);
+        if (prefetch) return groups(std::integral_constant<Prefetch, Prefetch::k4KAhead>(), two, std::true_type());
+        if constexpr (std::is_same_v<Enc, IntEncoder> && QLINEAR_SKIPS_CLAMP) {
+          if (in_range) return groups(std::integral_constant<Prefetch, Prefetch::kNone>(), two, std::false_type());
+        }
+        return groups(std::integral_constant<Prefetch, Prefetch::kNone>(), two, std::true_type());
       };
       int64_t i = -1;
       if (side_neg == nullptr) {
@@ -347,6 +363,7 @@ struct BlockSide {
   uint32_t* amax;
   uint32_t* neg;  // or null
   bool prefetch;  // 4 KB ahead (SideStats::prefetch)
+  bool in_range;  // the run's own codes need no clamp (SideStats::in_range)
 };
 
 // Side statistics inside a block loop: at the first of every N blocks' groups, the N side blocks
@@ -390,7 +407,8 @@ struct SideTrees {
 // redone by division with their block's scale. Blocks of 32 were otherwise a pair of vectors per
 // block, each with its own flag test, branches and narrowing. off: per-block zero offsets, or
 // null (the encoder's ZeroOffset of z[k]). Returns the elements done (a multiple of 4N).
-template <int kSideVectors = -1, class K = StatKeys<StatKind::kAbs>, class Enc, class XT, class Out>
+template <int kSideVectors = -1, class K = StatKeys<StatKind::kAbs>, bool kClamp = true, class Enc, class XT,
+          class Out>
 HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, int64_t count,
                                const XT* HWY_RESTRICT x, const float* HWY_RESTRICT s,
                                const float* HWY_RESTRICT r, const int32_t* HWY_RESTRICT z,
@@ -423,8 +441,8 @@ HWY_INLINE int64_t BlockGroups(const Enc& enc, int64_t period, int64_t phase, in
       const int64_t b = kk[v];
       const auto vz = hn::Set(di, z[b]);
       const auto zoff = decltype(offsets)::value == ZeroOffsets::kLoaded ? hn::Set(df, off[b]) : enc.ZeroOffset(df, vz);
-      return enc.template Reciprocal<kForm, kMargin>(df, LoadAsF32(df, x + (4 * g + v) * N), hn::Set(df, r[b]), vz,
-                                                     zoff, lo, hi, ok);
+      return ReciprocalCodes<kForm, kMargin, kClamp>(enc, df, LoadAsF32(df, x + (4 * g + v) * N), hn::Set(df, r[b]),
+                                                     vz, zoff, lo, hi, ok);
     };
     auto store = [&](int64_t g, auto c0, auto c1, auto c2, auto c3) QLINEAR_INLINE_LAMBDA {
       StoreFour<kForm>(df, c0, c1, c2, c3, out + g * 4 * N);
@@ -514,7 +532,7 @@ constexpr bool TakesBlockSide() {
 // instantiations, per loop, encoder and keys, cost build time). Returns the elements done;
 // *side_done: the side elements done. (A function apart: inlined into QuantizeBlocks, its
 // variants slowed the loops without a side by 6-25%.)
-template <class K, class Enc, class Out>
+template <class K, bool kClamp, class Enc, class Out>
 HWY_NOINLINE int64_t BlockGroupsWithSide(const Enc& enc, int64_t period, int64_t count, const float* HWY_RESTRICT x,
                                          const RunParams& p, bool exact_products, Out out, const BlockSide& side,
                                          int64_t* side_done) {
@@ -526,7 +544,7 @@ HWY_NOINLINE int64_t BlockGroupsWithSide(const Enc& enc, int64_t period, int64_t
     if constexpr (!K::kTwo) {  // (MINMAX's scales are rarely all powers of two: not fused there)
       if (exact_products) return ProductBlockGroups<kV, K>(enc, period, 0, count, x, p.r, p.z, out, &side, trees);
     }
-    return BlockGroups<kV, K>(enc, period, 0, count, x, p.s, p.r, p.z, p.off, out, &side, trees);
+    return BlockGroups<kV, K, kClamp>(enc, period, 0, count, x, p.s, p.r, p.z, p.off, out, &side, trees);
   };
   return period == 2 * N ? groups(std::integral_constant<int, 2>()) : groups(std::integral_constant<int, 0>());
 }
@@ -557,7 +575,16 @@ HWY_NOINLINE int64_t QuantizeBlocks(const Enc& enc_ref, const Run& run, const XT
       auto with_side = [&](auto keys) {
         using K = decltype(keys);
         if constexpr (TakesBlockSide<K, Enc, XT, Out>()) {
-          j = BlockGroupsWithSide<K>(enc, period, count, x, p, exact_products, out, *side, &side_done);
+          // (a function per variant: one loop each, as inlined without the choice)
+          if constexpr (std::is_same_v<Enc, IntEncoder> && QLINEAR_SKIPS_CLAMP) {
+            if (side->in_range && !side->prefetch && !exact_products) {
+              j = BlockGroupsWithSide<K, false>(enc, period, count, x, p, exact_products, out, *side, &side_done);
+            } else {
+              j = BlockGroupsWithSide<K, true>(enc, period, count, x, p, exact_products, out, *side, &side_done);
+            }
+          } else {
+            j = BlockGroupsWithSide<K, true>(enc, period, count, x, p, exact_products, out, *side, &side_done);
+          }
           taken = true;
         }
       };
@@ -597,7 +624,7 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
       if (side_count <= 0) return QuantizeRun(enc, kind, run, xr, prm, out);
       const int64_t k = run.scale_first + side->groups_ahead - side->g_first;
       const BlockSide bs{xr + side->distance, side_count, side->amax + k,
-                         side->neg != nullptr ? side->neg + k : nullptr, side->prefetch};
+                         side->neg != nullptr ? side->neg + k : nullptr, side->prefetch, side->in_range};
       int64_t done = 0;
       if constexpr (Enc::kReciprocal) {
         if (run.phase + run.count > run.period) {
@@ -625,7 +652,7 @@ HWY_INLINE void QuantizeRun(const Enc& enc, RunKind kind, const Run& run, const 
       const int64_t k = run.scale_first + side->groups_ahead - side->g_first;
       return QuantizeSpanWithSide(enc, xr, run.count, p.s, p.r, p.z, out, prm.exact_products, xr + side->distance,
                                   side->amax + k, side->neg != nullptr ? side->neg + k : nullptr,
-                                  side->end - run.start - side->distance, side->prefetch);
+                                  side->end - run.start - side->distance, side->prefetch, side->in_range);
     }
   }
   if constexpr (Enc::kReciprocal) {  // (float8/float4 clamp tests keep to spans)
