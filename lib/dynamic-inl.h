@@ -427,7 +427,8 @@ HWY_INLINE hn::Mask<DF> HalfMidpoints(DF df, V q, DType t) {
 // elements quantize within the output's range without clamping (SideStats::in_range): integer
 // outputs, ABSMAX or MINMAX, hi <= (qmax - zp + 0.5) s and -lo <= (zp - qmin + 0.5) s with s
 // normal. Those bounds' roundings and the reciprocal's add at most 2^-15 to |x (1/s) + zp|, so
-// the unclamped fixed point t (encode-inl.h) either floors to the clamped code or is flagged.
+// the unclamped fixed point t (encode-inl.h IntEncoder::Reciprocal) either floors to the
+// clamped code or is flagged.
 inline bool ScalesVector(const RuleFacts& f, const uint32_t* HWY_RESTRICT s0,
                          const uint32_t* HWY_RESTRICT s1, int64_t n, float* HWY_RESTRICT values,
                          uint32_t* HWY_RESTRICT codes, int32_t* HWY_RESTRICT zps) {

@@ -108,8 +108,10 @@ struct IntEncoder {
   // kLowByte skips the subtraction of FixedPoint::kBaseCode (its low byte is zero); kFixedPoint
   // also the shift. kClamp false (fixed margin): t is not clamped, for callers that know x is
   // finite and x * r + zp lies within 2^-15 of [qmin - 0.5, qmax + 0.5] (SideStats::in_range):
-  // then t >= 768 + qmin, and t >= 769 + qmax only with a fraction below 2^-11 (flagged), so
-  // every unflagged lane floors to the clamped code.
+  // with t's rounding (2^-15; SSE4 has no FMA, its product's rounding adds 2^-17) t >= 768 +
+  // qmin, and t >= 769 + qmax only with a fraction below 2^-11 (flagged; from 1024, uint8's
+  // 769 + qmax, t is 1024 + k 2^-13 with k <= 2, also flagged), so every unflagged lane floors
+  // to the clamped code.
   template <CodeForm kForm, Margin kMargin, bool kClamp = true, class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DI> Reciprocal(DF df, hn::Vec<DF> x, hn::Vec<DF> r, hn::Vec<DI> zp, hn::Vec<DF> zoff,
                                     hn::Vec<DF> lo, hn::Vec<DF> hi, hn::Mask<DF>* ok) const {

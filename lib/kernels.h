@@ -56,7 +56,7 @@ struct SideStats {
   // Prefetch the side runs 4 KB ahead (x beyond the last-level cache, where the loop otherwise
   // waits on memory).
   bool prefetch = false;
-  // Every element of the plan is finite and its x * r + zp lies within [qmin - 0.5, qmax + 0.5]
+  // Every element of the plan is finite and its x * r + zp lies within 2^-15 of [qmin - 0.5, qmax + 0.5]
   // (a dynamic quantization's chunk, checked with its statistics): integer codes need no clamp.
   bool in_range = false;
 };

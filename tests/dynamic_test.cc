@@ -913,12 +913,13 @@ TEST_P(DynamicTest, BlockStatisticsOfTheNextChunk) {
 // bfloat16 scales rounded down, so that hi / s + zp exceeds qmax + 0.5 (per row into uint8:
 // 255.89; blocks of 32 into uint4: 15.52), and ABSMAX with float16 scales that overflow
 // (s = 65504, |x / s| up to 152.7) or round down to float16's smallest subnormal (amax / P =
-// 1.4 * 2^-24, s = 2^-24, |x / s| = 1.4 P), per row and in blocks. Every group holds both ends
-// of its range. Those codes saturate; an unclamped fixed-point code would wrap (16 -> 0 for
-// uint4, 178 -> -78 for int8): the loops that skip the clamp must not take these groups. And
-// groups that those loops do take with a quotient exactly on the bounds: MINMAX with s = 1 and
+// 3.4 * 2^-24, s = 3 * 2^-24, |x / s| = 1.13 P), per row and in blocks. Every group holds both
+// ends of its range. Those codes saturate; an unclamped fixed-point code would wrap (16 -> 0 for
+// uint4, 144 -> -112 for int8): the loops that skip the clamp must not take these groups. And
+// groups that those loops do take with a quotient exactly on the bounds: MINMAX with s = 3 and
 // zp = rint(1.5) = 2 puts hi / s + zp on qmax + 0.5 and lo / s + zp on qmin + 0.5 (ties, which
-// round to 255 / 15 after the clamp and to 0).
+// round to 255 / 15 after the clamp and to 0; for uint8 x (1/3) + 770.5 reaches 1024). No scale
+// here is a power of two (those take the exact-product loops).
 TEST_P(DynamicTest, QuotientsPastTheCodeRangeSaturateInFusedLoops) {
   std::mt19937 rng(17);
   const std::vector<int64_t> shape{40, 1024};
@@ -936,11 +937,11 @@ TEST_P(DynamicTest, QuotientsPastTheCodeRangeSaturateInFusedLoops) {
       {QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_FLOAT16, -1e7f, 1e7f},
       {QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_FLOAT16, -1e7f, 1e7f},
       {QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_FLOAT16,
-       -1.4f * 127 * 0x1p-24f, 1.4f * 127 * 0x1p-24f},
+       -3.4f * 127 * 0x1p-24f, 3.4f * 127 * 0x1p-24f},
       {QLINEAR_DTYPE_INT4, QLINEAR_SCALE_ABSMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_FLOAT16,
-       -1.4f * 7 * 0x1p-24f, 1.4f * 7 * 0x1p-24f},
-      {QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_FLOAT, -1.5f, 253.5f},
-      {QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_FLOAT, -1.5f, 13.5f},
+       -3.4f * 7 * 0x1p-24f, 3.4f * 7 * 0x1p-24f},
+      {QLINEAR_DTYPE_UINT8, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_AXIS, 0, 0, QLINEAR_DTYPE_FLOAT, -4.5f, 760.5f},
+      {QLINEAR_DTYPE_UINT4, QLINEAR_SCALE_MINMAX, QLINEAR_GRANULARITY_BLOCK, 1, 32, QLINEAR_DTYPE_FLOAT, -4.5f, 40.5f},
   };
   for (const Case& c : cases) {
     const int64_t group = c.block > 0 ? c.block : shape[1];
