@@ -363,7 +363,8 @@ std::atomic<int> g_quantize_path{static_cast<int>(QuantizePath::kAuto)};
 // QLINEAR_QUANTIZE_PATH, read once: division | reciprocal | unset (the target's own).
 struct EnvironmentPath {
   QuantizePath path = QuantizePath::kAuto;
-  const char* bad = nullptr;  // the unknown value
+  bool bad = false;
+  char value[41] = "";  // the unknown value, copied: the caller may change the environment later
 };
 const EnvironmentPath& EnvPath() {
   static const EnvironmentPath env = [] {
@@ -375,7 +376,8 @@ const EnvironmentPath& EnvPath() {
     } else if (std::strcmp(v, "reciprocal") == 0) {
       e.path = QuantizePath::kReciprocal;
     } else {
-      e.bad = v;
+      e.bad = true;
+      CopyMessage(v, e.value);
     }
     return e;
   }();
@@ -404,11 +406,11 @@ const char* TargetNames(int64_t mask, char (&buf)[256]) {
 qlinear_status ExecutionSettingsStatus(bool quantizes) {
   const EnvironmentPin& pin = EnvPin();
   if (pin.status != QLINEAR_OK && !g_env_pin_overridden.load()) return Fail(pin.status, "%s", pin.message);
-  if (quantizes && EnvPath().bad != nullptr &&
+  if (quantizes && EnvPath().bad &&
       static_cast<QuantizePath>(g_quantize_path.load()) == QuantizePath::kAuto) {
     return Fail(QLINEAR_INVALID_ARGUMENT,
                 "QLINEAR_QUANTIZE_PATH: '%.40s' is not one of division, reciprocal (unset: the target's own)",
-                EnvPath().bad);
+                EnvPath().value);
   }
   return QLINEAR_OK;
 }

@@ -8,6 +8,7 @@
  *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME */
 #include <qlinear/qlinear.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* QuantizeLinear into y_bytes bytes (3 needed). */
@@ -79,6 +80,13 @@ int main(int argc, char** argv) {
     bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails");
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "message names the variable");
     bad += expect(strstr(qlinear_last_error(), "division, reciprocal") != NULL, "message lists the values");
+    {
+      /* The value was read once; the message keeps its own copy when the caller rewrites it. */
+      char* value = getenv("QLINEAR_QUANTIZE_PATH");
+      if (value != NULL && value[0] != '\0') value[0] = 'X';
+      bad += expect(quantize() == QLINEAR_INVALID_ARGUMENT, "quantize fails again");
+      bad += expect(strstr(qlinear_last_error(), "'fastest'") != NULL, "message quotes the value read");
+    }
     bad += expect(backward() == QLINEAR_INVALID_ARGUMENT, "the backward pass fails");
     bad += expect(strstr(qlinear_last_error(), "QLINEAR_QUANTIZE_PATH") != NULL, "its message names the variable");
     bad += expect(dequantize() == QLINEAR_OK, "dequantize runs");
