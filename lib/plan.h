@@ -166,22 +166,22 @@ template <class Fn>
 void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
   if (begin >= end) return;
   int64_t i = begin;
-  // r clipped to end, passed to fn, and i moved past it.
+  // r clipped to end and passed to fn; returns its count (callers move i past it).
   auto emit = [&](Run r) {
     if (r.count > end - i) r.count = end - i;
     fn(static_cast<const Run&>(r));
-    i += r.count;
+    return r.count;
   };
   switch (l.granularity) {
     case Granularity::kPerTensor:
       break;
     case Granularity::kPerAxis:
       if (l.inner == 1) {  // last axis: the scale changes every element
-        for (int64_t a = i % l.axis_dim; i < end; a = 0) emit(Run{i, l.axis_dim - a, a, 1, 0});
+        for (int64_t a = i % l.axis_dim; i < end; a = 0) i += emit(Run{i, l.axis_dim - a, a, 1, 0});
       } else {
         int64_t in = i % l.inner, k = (i / l.inner) % l.axis_dim;
         for (; i < end; in = 0, k = k + 1 == l.axis_dim ? 0 : k + 1) {
-          emit(Run{i, l.inner - in, k, l.inner - in, 0});
+          i += emit(Run{i, l.inner - in, k, l.inner - in, 0});
         }
       }
       return;
@@ -189,18 +189,19 @@ void ForEachRun(const Layout& l, int64_t begin, int64_t end, Fn&& fn) {
       if (l.inner == 1 && l.axis_dim % l.block == 0) {
         // Blocks along the last axis that tile its rows: scale index i / block, so the rows
         // join into one run (no per-row call).
-        return emit(Run{i, end - i, i / l.block, l.block, i % l.block});
+        emit(Run{i, end - i, i / l.block, l.block, i % l.block});
+        return;
       }
       if (l.inner == 1) {  // blocks along the last axis: a new scale every `block` elements
         for (int64_t o = i / l.axis_dim, a = i % l.axis_dim; i < end; ++o, a = 0) {
-          emit(Run{i, l.axis_dim - a, o * l.scale_axis + a / l.block, l.block, a % l.block});
+          i += emit(Run{i, l.axis_dim - a, o * l.scale_axis + a / l.block, l.block, a % l.block});
         }
       } else {  // blocks along an outer axis: a row of `inner` scales, one per element
         const int64_t row = i / l.inner;
         int64_t in = i % l.inner, o = row / l.axis_dim, a = row % l.axis_dim;
         int64_t k = a / l.block, left = l.block - a % l.block;  // a's block in o, rows left in it
         while (i < end) {
-          emit(Run{i, l.inner - in, (o * l.scale_axis + k) * l.inner + in, 1, 0});
+          i += emit(Run{i, l.inner - in, (o * l.scale_axis + k) * l.inner + in, 1, 0});
           in = 0;
           if (++a == l.axis_dim) {
             a = 0;
