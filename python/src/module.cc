@@ -271,6 +271,23 @@ double AsDouble(PyObject* obj, const char* arg) {
   return v;
 }
 
+// A number rounded once to float32 (numpy.longdouble directly: it holds numbers beyond double's
+// range); becoming Inf or 0 is a ValueError naming arg, not a rounding.
+float AsFloat32(PyObject* obj, const char* arg) {
+  long double v = 0;
+  if (PyArray_IsScalar(obj, LongDouble)) {
+    PyArray_ScalarAsCtype(obj, &v);
+  } else {
+    v = AsDouble(obj, arg);
+  }
+  const float f = static_cast<float>(v);
+  if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0 && f == 0.0f)) {
+    Raise(PyExc_ValueError, Format("%s: %Lg is outside float32's range (it would become %g)", arg, v,
+                                   static_cast<double>(f)));
+  }
+  return f;
+}
+
 // A type given by its ONNX name (as qlinear_dtype_name spells it), TensorProto code or NumPy
 // dtype; 0 for None.
 int32_t ParseType(py::handle spec, const char* arg) {
@@ -437,13 +454,7 @@ class Operand {
       Raise(PyExc_TypeError,
             Format("scale: a number scale is float32; pass an array for scale_dtype=%s", TypeName(declared)));
     }
-    const double v = AsDouble(obj.ptr(), "scale");
-    const float f = static_cast<float>(v);
-    // Rounding to float32 is the documented conversion; becoming Inf or 0 is not a rounding.
-    if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0.0 && f == 0.0f)) {
-      Raise(PyExc_ValueError, Format("scale: %g is outside float32's range (it would become %g)", v,
-                                     static_cast<double>(f)));
-    }
+    const float f = AsFloat32(obj.ptr(), "scale");  // rounding to float32 is the documented conversion
     std::memcpy(scalar_, &f, sizeof(f));
     LoadScalar(QLINEAR_DTYPE_FLOAT);
   }
@@ -559,6 +570,13 @@ void Operand::LoadZeroPointNumber(py::handle obj, int32_t type) {
                         type == QLINEAR_DTYPE_FLOAT4E2M1;
   if (is_float) {
     const double v = AsDouble(obj.ptr(), "zero_point");
+    if (PyArray_IsScalar(obj.ptr(), LongDouble)) {  // exactly: a longdouble that is not a double is no code
+      long double exact = 0;
+      PyArray_ScalarAsCtype(obj.ptr(), &exact);
+      if (static_cast<long double>(v) != exact) {
+        Raise(PyExc_ValueError, Format("zero_point: %.21Lg is not a %s value", exact, TypeName(type)));
+      }
+    }
     const int code = FindFloatCode(type, v);
     if (code < 0) Raise(PyExc_ValueError, Format("zero_point: %g is not a %s value", v, TypeName(type)));
     scalar_[0] = static_cast<unsigned char>(code);
@@ -941,26 +959,22 @@ class Keywords {
     if (!given(k)) return fallback;
     return BoolArg(values_[k], kKeywordNames[k]);
   }
-  double Float(Kw k, double fallback) const {
-    if (!given(k)) return fallback;
-    if (!IsNumber(values_[k]) && !PyArray_IsScalar(values_[k], Number)) {
-      Raise(PyExc_TypeError, Format("%s: must be a number", kKeywordNames[k]));
-    }
-    return AsDouble(values_[k], kKeywordNames[k]);
-  }
   // A number passed on as float32: rounding is the conversion, becoming Inf or 0 is an error.
   float Float32(Kw k, float fallback) const {
-    const double v = Float(k, fallback);
-    const float f = static_cast<float>(v);
-    if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0.0 && f == 0.0f)) {
-      Raise(PyExc_ValueError, Format("%s: %g is outside float32's range (it would become %g)", kKeywordNames[k], v,
-                                     static_cast<double>(f)));
-    }
-    return f;
+    if (!given(k)) return fallback;
+    CheckRealNumber(k);
+    return AsFloat32(values_[k], kKeywordNames[k]);
   }
   int32_t Type(Kw k) const { return ParseType((*this)[k], kKeywordNames[k]); }
 
  private:
+  // Python numbers and NumPy's integer and real scalars (numpy.float32 too); not complex.
+  void CheckRealNumber(Kw k) const {
+    PyObject* v = values_[k];
+    if (!IsNumber(values_[k]) && !PyArray_IsScalar(v, Integer) && !PyArray_IsScalar(v, Floating)) {
+      Raise(PyExc_TypeError, Format("%s: must be a number", kKeywordNames[k]));
+    }
+  }
   PyObject* values_[kKeywordCount] = {};
 };
 

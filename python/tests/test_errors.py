@@ -162,6 +162,24 @@ def test_number_scales_outside_float32():
     assert np.isnan(qlinear.dequantize_linear(np.ones(1, np.int8), float("nan"))[0])  # NaN stays NaN
 
 
+def test_longdouble_and_complex_numbers():
+    if np.finfo(np.longdouble).max > np.finfo(np.float64).max:  # numbers beyond a double's range
+        big, tiny = np.longdouble("1e4000"), np.longdouble("1e-4000")
+        dy = np.zeros(X.shape, np.float32)
+        for v, text, became in ((big, "1e+4000", "inf"), (-big, "-1e+4000", "-inf"), (tiny, "1e-4000", "0")):
+            with raises(ValueError, "scale: %s is outside float32's range (it would become %s)" % (text, became)):
+                qlinear.quantize_linear(X, v)
+            with raises(ValueError, "lda: %s is outside float32's range (it would become %s)" % (text, became)):
+                qlinear.quantize_linear_backward(X, 0.1, dy=dy, lda=v)
+    if np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant:  # values between doubles
+        with raises(ValueError, "zero_point: 1.00000000000000000087 is not a float8e4m3fn value"):
+            qlinear.quantize_linear(X, 0.1, np.longdouble(1) + np.longdouble(2) ** -60, output_dtype="float8e4m3fn")
+    scale = np.longdouble("0.1")
+    assert (qlinear.quantize_linear(X, scale) == qlinear.quantize_linear(X, np.float32(scale))).all()
+    with raises(TypeError, "lda: must be a number"):
+        qlinear.quantize_linear_backward(X, 0.1, dy=np.zeros(X.shape, np.float32), lda=np.complex64(1 + 5j))
+
+
 def test_ranges_and_threads():
     with raises(ValueError, "first, count: [18, 18 + 5) must lie within the tensor's 20 elements"):
         qlinear.quantize_linear(X, 0.1, first=18, count=5)
