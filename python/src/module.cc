@@ -413,6 +413,7 @@ class Operand {
   // `packed`: sub-byte types arrive as packed bytes (flat uint8) instead of one code per element.
   void LoadArray(py::handle obj, const char* arg, int32_t declared, int32_t hint, bool packed,
                  const char* type_keyword) {
+    if (obj.is_none()) Raise(PyExc_TypeError, Format("%s: an array is required, not None", arg));
     py::object a = ToArray(obj);
     PyArray_Descr* d = PyArray_DESCR(Arr(a));
     const int type_num = d->type_num;

@@ -229,8 +229,10 @@ def test_attributes_and_values():
 
 
 def test_bad_objects_do_not_crash():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="^x: an array is required, not None"):
         qlinear.quantize_linear(None, 0.1)
+    with pytest.raises(TypeError, match="^dy: an array is required, not None"):
+        qlinear.quantize_linear_backward(X, 0.1, dy=None)
     with pytest.raises(TypeError):
         qlinear.quantize_linear(X, None)
     with pytest.raises(TypeError):
