@@ -4,6 +4,7 @@
 // ASan by the asan preset).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -283,6 +284,39 @@ TEST(CppApi, ViewCopiesOwnTheirShape) {
   EXPECT_EQ(borrowed_copy.shape, dims);
 }
 
+// rank is a public field: a copy of a view whose rank was changed past the dims it holds reads
+// none of them (it read past the inline dims, or threw std::length_error for a negative rank),
+// and the call rejects the copy by its rank.
+TEST(CppApi, ViewCopyWithATamperedRankCopiesNoShape) {
+  std::vector<float> data(8, 1.0f);
+  const float scale = 0.5f;
+  const TensorView s(DataType::kFloat, nullptr, 0, &scale);
+  uint8_t y[8] = {};
+  const std::vector<int32_t> ranks = {-1, 9, 11, INT32_MIN, INT32_MAX};
+  for (int32_t r : ranks) {
+    for (bool deep : {false, true}) {
+      TensorView v = deep ? TensorView(DataType::kFloat, {1, 1, 1, 1, 1, 1, 1, 1, 2, 4}, data.data())
+                          : TensorView(DataType::kFloat, {8}, data.data());
+      v.rank = r;
+      if (deep && r == 9) continue;  // 9 of its 10 dims: a valid copy
+      const TensorView copy = v;
+      EXPECT_EQ(copy.rank, r);
+      EXPECT_EQ(copy.shape, nullptr);
+      const Status st = QuantizeLinear(copy, s, nullptr, QuantizeAttrs{}, y, sizeof y);
+      EXPECT_EQ(st.code(), QLINEAR_INVALID_ARGUMENT) << r;
+      EXPECT_NE(st.message().find("x: "), std::string::npos) << st.message();
+    }
+  }
+  // Within the dims it holds, a changed rank is copied as it is.
+  TensorView v(DataType::kFloat, {1, 1, 1, 1, 1, 1, 1, 1, 2, 4}, data.data());
+  v.rank = 9;
+  const TensorView copy = v;
+  ASSERT_EQ(copy.rank, 9);
+  EXPECT_NE(copy.shape, v.shape);
+  EXPECT_EQ(copy.shape[8], 2);
+  EXPECT_TRUE(QuantizeLinear(copy, s, nullptr, QuantizeAttrs{}, y, 2));
+}
+
 // The typed one-liners check their zero point against Q's range as QuantizeLinearTo does (an
 // int argument used to be converted to Q silently: 201 became int8 -55).
 TEST(CppApi, OneLinerZeroPointOutOfRangeIsRejected) {
@@ -334,6 +368,22 @@ TEST(CppApi, MisuseGivesAStatus) {
   s = QuantizeDynamic(tx, d, static_cast<DynamicResult*>(nullptr));
   EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);
   EXPECT_NE(s.message().find("out:"), std::string::npos) << s.message();
+  // The allocating form checks the options before it allocates 16 TiB of outputs for them.
+  const TensorView huge(DataType::kFloat, {int64_t{1} << 44}, x);
+  DynamicResult kept;
+  kept.y.assign(3, 5);
+  for (int which = 0; which < 3; ++which) {
+    ParallelOptions o;
+    if (which == 0) o.max_threads = -1;
+    if (which == 1) o.max_threads = QLINEAR_MAX_THREADS + 1;
+    if (which == 2) o.min_elements_per_task = -5;
+    s = QuantizeDynamic(huge, d, &kept, &o);
+    EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT) << which;
+    EXPECT_EQ(s.message().find(which == 2 ? "options: min_elements_per_task must be >= 0, got -5"
+                                          : "options: max_threads must be in [0, 65536], got "),
+              0u) << s.message();
+    EXPECT_EQ(kept.y, std::vector<uint8_t>(3, 5));
+  }
   // float8 takes no zero point at all: the message does not send the caller to another overload.
   s = DequantizeLinearFrom(DataType::kFloat8E4M3FN, y, 4, 1.0f, 1, nullptr);
   EXPECT_EQ(s.code(), QLINEAR_INVALID_ARGUMENT);

@@ -103,9 +103,17 @@ class TensorView {
     if (this == &o) return *this;
     dtype = o.dtype;
     data = o.data;
-    // A shape held by o, or by this view (o borrowed our own dims), is copied.
+    // A shape held by o, or by this view (o borrowed our own dims), is copied. A rank that was
+    // changed past the held dims copies no shape: the C API then rejects the view by its rank.
     if (o.Owns() || Holds(o.shape)) {
-      Own(o.shape, static_cast<size_t>(o.rank));
+      const size_t held = o.Owns() ? o.HeldFrom(o.shape) : HeldFrom(o.shape);
+      if (o.rank >= 0 && static_cast<size_t>(o.rank) <= held) {
+        Own(o.shape, static_cast<size_t>(o.rank));
+      } else {
+        heap_.clear();
+        shape = nullptr;
+        rank = o.rank;
+      }
     } else {
       heap_.clear();
       shape = o.shape;
@@ -124,6 +132,14 @@ class TensorView {
     const std::less<const int64_t*> before{};
     const auto within = [&](const int64_t* b, size_t n) { return n != 0 && !before(p, b) && before(p, b + n); };
     return p != nullptr && (within(inline_, kInlineRank) || within(heap_.data(), heap_.size()));
+  }
+  // How many of this view's own dims there are from p on (p within its storage).
+  size_t HeldFrom(const int64_t* p) const {
+    const std::less<const int64_t*> before{};
+    if (!before(p, inline_) && before(p, inline_ + kInlineRank)) {
+      return static_cast<size_t>(inline_ + kInlineRank - p);
+    }
+    return heap_.empty() ? 0 : static_cast<size_t>(heap_.data() + heap_.size() - p);
   }
   void Own(const int64_t* dims, size_t n) {
     rank = static_cast<int32_t>(n);
@@ -645,6 +661,16 @@ inline Status QuantizeDynamic(const TensorView& x, const DynamicAttrs& attrs, Dy
   size_t yb = 0, sb = 0, zb = 0;
   Status s = Status::FromC(qlinear_quantize_dynamic_output_info(&cx, &ca, &yb, &sb, &zb));
   if (!s.ok()) return s;
+  // The options' own rules, before the outputs are allocated (as the call would check them).
+  if (options != nullptr && (options->max_threads < 0 || options->max_threads > QLINEAR_MAX_THREADS)) {
+    return Status(QLINEAR_INVALID_ARGUMENT, "options: max_threads must be in [0, " +
+                                                std::to_string(QLINEAR_MAX_THREADS) + "], got " +
+                                                std::to_string(options->max_threads));
+  }
+  if (options != nullptr && options->min_elements_per_task < 0) {
+    return Status(QLINEAR_INVALID_ARGUMENT, "options: min_elements_per_task must be >= 0, got " +
+                                                std::to_string(options->min_elements_per_task));
+  }
   const bool minmax = attrs.rule == ScaleRule::kMinMax;
   // x without data (output_info reads only its shape) fails the call itself before anything is
   // allocated for it.
