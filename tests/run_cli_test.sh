@@ -61,6 +61,9 @@ expect 2 err "--rule" dynamic --rule bogus
 expect 2 err "--granularity" dynamic --granularity row
 expect 2 err "needs --axis" dynamic --granularity axis
 expect 2 err "--axis 'x' is not an axis" dynamic --axis x
+expect 2 err "--axis ' 1' is not an axis" dynamic --axis " 1"
+expect 2 err "--axis '\+1' is not an axis" dynamic --axis +1
+expect 2 err "--axis '-' is not an axis" dynamic --axis=-
 expect 2 err "unknown output type 'int7'" dynamic --type int7
 expect 2 err "--type: rule ABSMAX" dynamic --type uint8 --elements 64
 expect 2 err "--scale-type: rule MX" dynamic --rule mx --scale-type float32 --elements 64
@@ -118,6 +121,7 @@ expect 0 out "max \|x - DQ\(Q\(x\)\)\| +0 \(over 32 " dynamic --input "$work/gri
 expect 0 out "float8e8m0 scales \(2048\)" dynamic --elements 65536 --rule mx --type float4e2m1 --repeats 1
 expect 0 out "scale per index along axis 0, float32 scales \(64\) and zero points" \
   dynamic --elements 65536 --rule minmax --type uint4 --granularity axis --axis 0 --threads 2 --repeats 1
+expect 0 out "best of 1, up to 2 threads" dynamic --elements 4096 --threads 2 --repeats 1
 
 # info: no unknown microarchitecture; the pin.
 expect 0 out "target pinned: +no" info

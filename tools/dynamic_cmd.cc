@@ -261,7 +261,7 @@ int RunDynamicUnguarded(const DynamicCommandOptions& o) {
                 "  range (values near FLT_MAX)\n", static_cast<long long>(overflowed));
   }
   std::printf("  rate                %.3f G elements/s (best of %d%s)\n", static_cast<double>(n) / best * 1e-9,
-              std::max(1, o.repeats), o.threads > 1 ? (", " + std::to_string(o.threads) + " threads").c_str() : "");
+              std::max(1, o.repeats), o.threads > 1 ? (", up to " + std::to_string(o.threads) + " threads").c_str() : "");
   return 0;
 }
 

@@ -156,7 +156,7 @@ static int RunCommandLine(int argc, char** argv) {
                                            "when 1024 divides n, else [n])")
       ->type_name("D,D,...")
       ->check(DimensionsUpTo(kMaxDemoElements));
-  dynamic->add_option("--threads", dyn_threads, "Threads, 1 to 1024 (default 1)")
+  dynamic->add_option("--threads", dyn_threads, "Threads at most, 1 to 1024 (default 1; each takes 262144 elements or more)")
       ->type_name("N")
       ->check(DecimalIn(1, 1024));
   dynamic->add_option("--repeats", dyn_repeats, "Calls timed, best kept, 1 to 1000 (default 5)")
@@ -215,7 +215,8 @@ static int RunCommandLine(int argc, char** argv) {
       char* end = nullptr;
       errno = 0;
       const long long axis = std::strtoll(text, &end, 10);
-      if (end == text || *end != '\0' || errno != 0 || axis < -64 || axis > 63) {
+      const char first = text[0] == '-' ? text[1] : text[0];  // no space or '+' (strtoll takes them)
+      if (first < '0' || first > '9' || end == text || *end != '\0' || errno != 0 || axis < -64 || axis > 63) {
         std::cerr << "qlinear dynamic: --axis '" << dyn_axis << "' is not an axis (-64 to 63)\n";
         return 2;
       }
