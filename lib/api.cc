@@ -197,6 +197,8 @@ qlinear_status Call(const qlinear_tensor* x, const qlinear_tensor* scale, const 
       p.begin = extent.first;
       p.end = extent.first + extent.count;
     }
+    // An empty x writes nothing: its (possibly many) scales are not decoded.
+    if (p.layout.count == 0) return QLINEAR_OK;
     Execute(p, y, parallel ? &split.tasks : nullptr);
     return QLINEAR_OK;
   });
@@ -326,6 +328,7 @@ qlinear_status qlinear_quantize_linear_masked(const qlinear_tensor* x, const qli
       return s;
     }
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
+    if (p.layout.count == 0) return QLINEAR_OK;
     // The mask pass's parameters before y is written: out of memory leaves both outputs as they were.
     const std::unique_ptr<DecodedParams> mask_params = DecodeBackwardParams(p);
     ExecuteQuantize(p, y);
@@ -382,6 +385,7 @@ qlinear_status qlinear_quantize_linear_backward(
     }
     // The clamp test is QuantizeLinear's, on the path QLINEAR_QUANTIZE_PATH picks: a call that quantizes.
     if ((s = ExecutionSettingsStatus(true)) != QLINEAR_OK) return s;
+    if (p.layout.count == 0) return QLINEAR_OK;
     BackwardArgs b;
     b.dy_type = dyt;
     b.dy = dy->data;

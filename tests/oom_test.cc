@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <string>
 #include <thread>
@@ -295,6 +296,50 @@ TEST(OutOfMemory, PiecesThatDecodeNothingAllocateNothing) {
     const size_t k = i / (2 * 70000) * 70000 + i % 70000;
     ASSERT_EQ(d[i], static_cast<float>(x[i]) * scales[k]) << "element " << i;
   }
+}
+
+// An empty x has nothing to compute: its scales, however many, are neither decoded nor
+// allocated for (70000 float16 scales along the outer axis would otherwise be, for the call).
+TEST(OutOfMemory, EmptyTensorsAllocateNothing) {
+  const int64_t rows = 70000;
+  const std::vector<int64_t> shape{rows, 0}, sshape{rows};
+  const std::vector<uint16_t> scales(rows, 0x3C00);  // float16 1.0
+  const std::vector<uint8_t> zps(rows, 3);
+  float x = 0, dy = 0, dx = 0;
+  uint8_t y = 0, mask = 0;
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), &x};
+  const qlinear_tensor ty{QLINEAR_DTYPE_UINT8, 2, shape.data(), &y};
+  const qlinear_tensor tdy{QLINEAR_DTYPE_FLOAT, 2, shape.data(), &dy};
+  const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT16, 1, sshape.data(), scales.data()};
+  const qlinear_tensor tz{QLINEAR_DTYPE_UINT8, 1, sshape.data(), zps.data()};
+  qlinear_quantize_attrs qa;
+  qlinear_quantize_attrs_init(&qa);
+  qa.axis = 0;
+  qlinear_dequantize_attrs da;
+  qlinear_dequantize_attrs_init(&da);
+  da.axis = 0;
+  struct Case {
+    const char* what;
+    std::function<qlinear_status()> call;
+  };
+  const std::vector<Case> cases{
+      {"QuantizeLinear", [&] { return qlinear_quantize_linear(&tx, &ts, &tz, &qa, &y, 0); }},
+      {"DequantizeLinear", [&] { return qlinear_dequantize_linear(&ty, &ts, &tz, &da, &dx, 0); }},
+      {"QuantizeLinear with its clamp mask",
+       [&] { return qlinear_quantize_linear_masked(&tx, &ts, &tz, &qa, &y, 0, &mask, 0); }},
+      {"QuantizeLinear's gradient",
+       [&] { return qlinear_quantize_linear_backward(&tx, &ts, &tz, &qa, &tdy, 0.0f, nullptr, 0, &dx, 0); }},
+  };
+  for (const Case& c : cases) {
+    std::thread([&] {  // a new thread: no scratch kept from an earlier call
+      g_fail_countdown.store(1);  // the next allocation fails
+      EXPECT_EQ(c.call(), QLINEAR_OK) << c.what << ": " << qlinear_last_error();
+      EXPECT_EQ(g_fail_countdown.exchange(0), 1) << c.what << ": an empty call allocated";
+    }).join();
+  }
+  EXPECT_EQ(y, 0);
+  EXPECT_EQ(mask, 0);
+  EXPECT_EQ(dx, 0.0f);
 }
 
 // A thread keeps its scratch between calls (qlinear.h): a later call of the same or a smaller

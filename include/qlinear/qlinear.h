@@ -42,9 +42,12 @@
  *   (for blocks along an outer axis, one row of them if longer); sets of more than 65536 scales
  *   are allocated for the call: such rows, per-axis scales of any axis but the outermost whose
  *   rows (the elements after the axis: 1 for the last axis) number fewer than 64 (not cut), and
- *   the tasks of a parallel call. dlclose never unmaps the shared library (linked with
- *   -z nodelete): OpenMP's idle team and the threads' scratch destructors may run its code
- *   after a host's last call.
+ *   the tasks of a parallel call. The masked and backward calls decode their whole scale set for
+ *   the call (up to 16 bytes per scale), and dynamic quantization of groups strided in memory (per
+ *   axis on any axis but the last) keeps up to 36 bytes per group for the call. A QuantizeLinear,
+ *   DequantizeLinear, masked or backward call on an empty x decodes and allocates nothing.
+ *   dlclose never unmaps the shared library (linked with -z nodelete): OpenMP's idle team and
+ *   the threads' scratch destructors may run its code after a host's last call.
  *
  * Semantics in brief (docs/semantics.md gives every decision with its reason):
  * - QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point). The division is a
