@@ -153,6 +153,14 @@ qlinear_status PlanLayout(const qlinear_tensor& x, int64_t x_count, const qlinea
     return Fail(QLINEAR_INVALID_ARGUMENT, "%s: %s takes a per-tensor scale (one element), got %s",
                 scale_name, op, ShapeText(scale).text);
   }
+  if (x.rank == 0) {  // (NormalizeAxis would blame `axis`, which the caller may not have set)
+    if (block != 0) {
+      return Fail(QLINEAR_INVALID_ARGUMENT, "block_size: x of rank 0 has no axis for blocks, got %lld",
+                  static_cast<long long>(block));
+    }
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: x of rank 0 takes a per-tensor scale (one element), got %s",
+                scale_name, ShapeText(scale).text);
+  }
   int64_t a = 0;
   qlinear_status s = NormalizeAxis(axis, x.rank, &a);
   if (s != QLINEAR_OK) return s;

@@ -288,6 +288,22 @@ TEST(QuantizeValidation, PerAxisScaleShape) {
   ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT, {"y_scale:", "1-D", "[2, 3]"});
 }
 
+// A scalar x has no axis: the message names the scale or block_size, not `axis`.
+TEST(QuantizeValidation, ScalarXTakesAPerTensorScale) {
+  Call c;
+  c.x = ScalarF32(2.0f);
+  c.scale = F32({1, 2});
+  c.zp = Ints(QLINEAR_DTYPE_UINT8, {0, 0});
+  ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT,
+                  {"y_scale: x of rank 0 takes a per-tensor scale (one element), got [2]"});
+  c.scale = ScalarF32(0.5f);
+  c.zp = Scalar(QLINEAR_DTYPE_UINT8, 3);
+  c.attrs.block_size = 2;
+  ExpectQRejected(c, QLINEAR_INVALID_ARGUMENT, {"block_size: x of rank 0 has no axis for blocks, got 2"});
+  c.attrs.block_size = 0;
+  ExpectQAccepted(c);
+}
+
 TEST(QuantizeValidation, AxisRange) {
   Call c;
   c.scale = F32({1, 2, 3});
