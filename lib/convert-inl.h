@@ -61,8 +61,11 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> F16Bits(DF df, V v) {
   const auto abits = hn::And(bits, hn::Set(di, 0x7FFFFFFF));
   const auto normal = hn::ShiftRight<13>(hn::Sub(abits, hn::Set(di, 0x38000000)));
   // Subnormal results are multiples of 2^-24 below 2^-14: the multiple is the fraction field.
-  const auto sub = hn::ConvertTo(di, hn::Mul(hn::Abs(r), hn::Set(df, 16777216.0f)));
-  auto out = hn::IfThenElse(hn::Lt(abits, hn::Set(di, 0x38800000)), sub, normal);
+  // Only those lanes are converted: a NaN lane's conversion is undefined on the emulated targets.
+  const auto is_sub = hn::Lt(abits, hn::Set(di, 0x38800000));
+  const V sub_abs = hn::IfThenElseZero(hn::RebindMask(df, is_sub), hn::Abs(r));
+  const auto sub = hn::ConvertTo(di, hn::Mul(sub_abs, hn::Set(df, 16777216.0f)));
+  auto out = hn::IfThenElse(is_sub, sub, normal);
   out = hn::IfThenElse(hn::Eq(abits, hn::Set(di, 0x7F800000)), hn::Set(di, 0x7C00), out);
   out = hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(v)), hn::Set(di, 0x7E00), out);
   return hn::Or(out, sign16);
