@@ -5,7 +5,10 @@
  *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
  *                                  until qlinear_set_target replaces the pin; reading it
  *                                  keeps the thread's last message
- *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME */
+ *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME
+ *   settings_env_test pin-fallback  the same for the build's one-lane fallback (SCALAR or EMU128,
+ *                                  by compiler), whose name the program sets in the variable */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <qlinear/qlinear.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +115,18 @@ int main(int argc, char** argv) {
   } else if (argc >= 3 && strcmp(argv[1], "pin") == 0) {
     bad += expect(quantize() == QLINEAR_OK, "quantize runs");
     bad += expect(strcmp(qlinear_active_target(), argv[2]) == 0, "the pinned target is active");
+  } else if (argc >= 2 && strcmp(argv[1], "pin-fallback") == 0) {
+    /* The fallback is the last compiled target; listing them does not read the variable. */
+    const char* names = qlinear_compiled_targets();
+    const char* last = strrchr(names, ' ');
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "%s", last != NULL ? last + 1 : names);
+    bad += expect(strcmp(fallback, "SCALAR") == 0 || strcmp(fallback, "EMU128") == 0, "a fallback is compiled");
+    bad += expect(setenv("QLINEAR_TARGET", fallback, 1) == 0, "QLINEAR_TARGET is set");
+    bad += expect(quantize() == QLINEAR_OK, "quantize runs");
+    bad += expect(strcmp(qlinear_active_target(), fallback) == 0, "the pinned target is active");
   } else {
-    fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin NAME\n");
+    fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin NAME | pin-fallback\n");
     return 2;
   }
   if (bad == 0) printf("settings_env_test %s: passed\n", argv[1]);

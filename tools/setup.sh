@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # qlinear set-up on a fresh Debian 12 machine.
 #   tools/setup.sh run    install packages, build the release preset, run `qlinear info` + demo
-#   tools/setup.sh test   install packages, then the ci, asan, tsan, fuzz and aarch64 (qemu)
-#                         workflows
+#   tools/setup.sh test   install packages, then the ci, asan (with the fuzzers), tsan and
+#                         aarch64 (qemu) workflows
 # As root, missing Debian packages are installed; otherwise the exact apt-get line is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +48,7 @@ fi
 
 start=$SECONDS
 times=()
-for preset in ci asan tsan fuzz aarch64; do
+for preset in ci asan tsan aarch64; do
   t=$SECONDS
   cmake --workflow --preset "$preset"
   times+=("$preset $((SECONDS - t)) s")
