@@ -80,6 +80,7 @@ TEST(Huge, Over2Pow31Elements) {
     ASSERT_EQ(bytes, yt == QLINEAR_DTYPE_INT8 ? static_cast<size_t>(n) : static_cast<size_t>((n + 1) / 2));
     HugeBuffer y_buffer(bytes);
     uint8_t* const y = y_buffer.data();
+    std::memset(y, 0xFF, bytes);  // (a fresh mapping reads as zeros, as the padding should)
     ASSERT_EQ(qlinear_quantize_linear(&tx, &ts, nullptr, &a, y, bytes), QLINEAR_OK);
     QuantizePlan plan;
     ASSERT_EQ(PlanQuantize(&tx, &ts, nullptr, &a, &plan), QLINEAR_OK);

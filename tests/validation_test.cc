@@ -457,6 +457,18 @@ TEST(DequantizeValidation, InputTypes) {
   ExpectDQRejected(Ints(QLINEAR_DTYPE_UINT2, {1}), s, nullptr, DQAttrs(24), QLINEAR_UNSUPPORTED_TYPE, {"x:", "opset >= 25"});
 }
 
+TEST(DequantizeValidation, ScalarXTakesAPerTensorScale) {
+  const Tensor x = Scalar(QLINEAR_DTYPE_INT8, 3);
+  for (int opset : {13, 19, 25}) {
+    ExpectDQRejected(x, F32({1, 2}), nullptr, DQAttrs(opset), QLINEAR_INVALID_ARGUMENT,
+                     {"x_scale: x of rank 0 takes a per-tensor scale (one element), got [2]"});
+  }
+  qlinear_dequantize_attrs a = DQAttrs();
+  a.block_size = 2;
+  ExpectDQRejected(x, ScalarF32(1), nullptr, a, QLINEAR_INVALID_ARGUMENT,
+                   {"block_size: x of rank 0 has no axis for blocks, got 2"});
+}
+
 TEST(DequantizeValidation, ScaleTypes) {
   const Tensor x = Ints(QLINEAR_DTYPE_UINT8, {1});
   ExpectDQRejected(x, Scalar(QLINEAR_DTYPE_INT32, 1), nullptr, DQAttrs(), QLINEAR_UNSUPPORTED_TYPE, {"x_scale:", "int32"});
