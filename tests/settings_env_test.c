@@ -5,9 +5,8 @@
  *   settings_env_test bad-target  QLINEAR_TARGET=<junk>: every computing call fails naming it
  *                                  until qlinear_set_target replaces the pin; reading it
  *                                  keeps the thread's last message
- *   settings_env_test pin NAME    QLINEAR_TARGET=NAME: calls run on NAME
- *   settings_env_test pin-fallback  the same for the build's one-lane fallback (SCALAR or EMU128,
- *                                  by compiler), whose name the program sets in the variable */
+ *   settings_env_test pin-fallback  QLINEAR_TARGET=<the build's one-lane fallback, SCALAR or
+ *                                  EMU128 by compiler, set by the program>: calls run on it */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 #include <qlinear/qlinear.h>
 #include <stdio.h>
@@ -112,9 +111,6 @@ int main(int argc, char** argv) {
     bad += expect(quantize() == QLINEAR_OK && dequantize() == QLINEAR_OK, "calls run after unpinning");
     bad += expect(dynamic_statistics(0) == QLINEAR_OK && dynamic_statistics(1) == QLINEAR_OK,
                   "dynamic statistics run after unpinning");
-  } else if (argc >= 3 && strcmp(argv[1], "pin") == 0) {
-    bad += expect(quantize() == QLINEAR_OK, "quantize runs");
-    bad += expect(strcmp(qlinear_active_target(), argv[2]) == 0, "the pinned target is active");
   } else if (argc >= 2 && strcmp(argv[1], "pin-fallback") == 0) {
     /* The fallback is the last compiled target; listing them does not read the variable. */
     const char* names = qlinear_compiled_targets();
@@ -126,7 +122,7 @@ int main(int argc, char** argv) {
     bad += expect(quantize() == QLINEAR_OK, "quantize runs");
     bad += expect(strcmp(qlinear_active_target(), fallback) == 0, "the pinned target is active");
   } else {
-    fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin NAME | pin-fallback\n");
+    fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin-fallback\n");
     return 2;
   }
   if (bad == 0) printf("settings_env_test %s: passed\n", argv[1]);

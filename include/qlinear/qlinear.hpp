@@ -105,8 +105,8 @@ class TensorView {
     data = o.data;
     // A shape held by o, or by this view (o borrowed our own dims), is copied. A rank that was
     // changed past the held dims copies no shape: the C API then rejects the view by its rank.
-    if (o.Owns() || Holds(o.shape)) {
-      const size_t held = o.Owns() ? o.HeldFrom(o.shape) : HeldFrom(o.shape);
+    const size_t held = o.Owns() ? o.HeldFrom(o.shape) : HeldFrom(o.shape);
+    if (held != 0) {
       if (o.rank >= 0 && static_cast<size_t>(o.rank) <= held) {
         Own(o.shape, static_cast<size_t>(o.rank));
       } else {
@@ -127,19 +127,15 @@ class TensorView {
  private:
   static constexpr size_t kInlineRank = 8;
   bool Owns() const { return shape != nullptr && (shape == inline_ || (!heap_.empty() && shape == heap_.data())); }
-  // Whether p points into this view's own storage of dims.
-  bool Holds(const int64_t* p) const {
-    const std::less<const int64_t*> before{};
-    const auto within = [&](const int64_t* b, size_t n) { return n != 0 && !before(p, b) && before(p, b + n); };
-    return p != nullptr && (within(inline_, kInlineRank) || within(heap_.data(), heap_.size()));
-  }
-  // How many of this view's own dims there are from p on (p within its storage).
+  // How many of this view's own dims there are from p on; 0 if p does not point into them.
   size_t HeldFrom(const int64_t* p) const {
     const std::less<const int64_t*> before{};
-    if (!before(p, inline_) && before(p, inline_ + kInlineRank)) {
-      return static_cast<size_t>(inline_ + kInlineRank - p);
-    }
-    return heap_.empty() ? 0 : static_cast<size_t>(heap_.data() + heap_.size() - p);
+    const auto from = [&](const int64_t* b, size_t n) -> size_t {
+      return n != 0 && !before(p, b) && before(p, b + n) ? static_cast<size_t>(b + n - p) : 0;
+    };
+    if (p == nullptr) return 0;
+    const size_t in_inline = from(inline_, kInlineRank);
+    return in_inline != 0 ? in_inline : from(heap_.data(), heap_.size());
   }
   void Own(const int64_t* dims, size_t n) {
     rank = static_cast<int32_t>(n);
