@@ -35,6 +35,8 @@ qlinear_status Guarded(Body&& body) {
     const qlinear_status s = body();
     if (s == QLINEAR_OK) ClearError();
     return s;
+  } catch (const RunnerFailed& e) {
+    return Fail(QLINEAR_INTERNAL_ERROR, "%s", e.what());
   } catch (const std::bad_alloc&) {
     return Fail(QLINEAR_OUT_OF_MEMORY, "out of memory");
   } catch (...) {

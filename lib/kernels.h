@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 
 #include "plan.h"
@@ -78,6 +80,21 @@ struct TaskSplit {
   int64_t per_task = 0;
   void (*parallel_for)(void* context, int64_t count, void (*task)(void*, int64_t), void* task_context) = nullptr;
   void* context = nullptr;
+
+  // parallel_for over task(task_context, i), i in [0, count), count <= QLINEAR_MAX_THREADS; throws
+  // RunnerFailed if the runner threw or returned before every index had run (parallel.cc).
+  void Run(int64_t count, void (*task)(void*, int64_t), void* task_context) const;
+};
+
+// A caller's parallel_for broke its contract (qlinear.h): the call ends with
+// QLINEAR_INTERNAL_ERROR and this message.
+class RunnerFailed : public std::exception {
+ public:
+  explicit RunnerFailed(const char* message) { std::snprintf(what_, sizeof(what_), "%s", message); }
+  const char* what() const noexcept override { return what_; }
+
+ private:
+  char what_[320];
 };
 
 // Computes p's elements [p.begin, p.end) into y (which points at element p.begin), on the

@@ -353,7 +353,7 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       const std::vector<int64_t>* counts;
       int64_t per_task, n, tasks;
     } ctx{&p, &parts, &firsts, &counts, split->per_task, n, tasks};
-    split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+    split->Run(tasks, [](void* c, int64_t t) {
       const Context& k = *static_cast<const Context*>(c);
       if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
       const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)
@@ -411,7 +411,7 @@ void ExecuteDynamic(const DynamicPlan& p, const DynamicOutputs& out, const TaskS
     std::vector<ChunkBuffers>* buffers;
     int64_t tasks;
   } ctx{&p, &units, &out, &values, &cuts, &buffers, tasks};
-  split->parallel_for(split->context, tasks, [](void* c, int64_t t) {
+  split->Run(tasks, [](void* c, int64_t t) {
     const Context& k = *static_cast<const Context*>(c);
     if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
     const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)

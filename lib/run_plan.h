@@ -24,7 +24,7 @@ void RunPlan(const Plan& p, void* y, const QuantParams& prm, const TaskSplit* sp
     const QuantParams* prm;
     int64_t per_task, tasks;
   } ctx{&p, y, &prm, split->per_task, (p.end - p.begin + split->per_task - 1) / split->per_task};
-  split->parallel_for(split->context, ctx.tasks, [](void* c, int64_t t) {
+  split->Run(ctx.tasks, [](void* c, int64_t t) {
     const Context& k = *static_cast<const Context*>(c);
     if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)
     const FpEnvGuard fp_env;  // the pool thread's own modes (qlinear.h)

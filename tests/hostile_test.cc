@@ -3,6 +3,8 @@
 // outside their domain. Every rejected call names the argument and leaves the output untouched.
 #include <gtest/gtest.h>
 #include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -222,6 +224,34 @@ TEST(Threads, OpenMPTeamNeverExceedsOpenMPThreadCount) {
   ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();
   EXPECT_LE(ThreadsOfThisProcess(), before + cpus - 1);
   for (uint8_t v : c.y) ASSERT_EQ(v, 1);
+}
+
+// A child forked after OpenMP's team has run (Python's multiprocessing, a server's worker
+// processes): libgomp's threads are gone there, and its next parallel region waited forever.
+// The child's parallel calls run on its calling thread, with the same bytes.
+TEST(Threads, ParallelCallsInAForkedChildFinish) {
+  if (!qlinear_openmp_enabled()) GTEST_SKIP() << "built without OpenMP";
+  ParallelCall c;
+  for (size_t i = 0; i < c.x.size(); ++i) c.x[i] = static_cast<float>(i % 200);
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 2;
+  o.min_elements_per_task = 1024;
+  ASSERT_EQ(c.Run(o), QLINEAR_OK) << qlinear_last_error();  // the parent's team runs
+  const std::vector<uint8_t> parent = c.y;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);  // a hang ends the child by SIGALRM
+    ParallelCall d;
+    d.x = c.x;
+    const bool ok = d.Run(o) == QLINEAR_OK && d.y == parent;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // ---- 3. undefined behaviour (the asan preset runs these under UBSan) -------------------------

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -294,6 +295,28 @@ TEST(Parallel, CallerRunnerAndOpenMPMatchSerial) {
   }
 }
 
+// A caller's runner over at most four tasks of at least 10000 elements.
+qlinear_parallel_options FourTasks(qlinear_parallel_for_fn parallel_for, void* context) {
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 4;
+  o.min_elements_per_task = 10000;
+  o.parallel_for = parallel_for;
+  o.runner_context = context;
+  return o;
+}
+
+// Dynamic int8 scales per row (axis 0) or per tensor.
+qlinear_dynamic_attrs Int8OnAxis0(int32_t granularity) {
+  qlinear_dynamic_attrs d;
+  qlinear_dynamic_attrs_init(&d);
+  d.output_dtype = QLINEAR_DTYPE_INT8;
+  d.granularity = granularity;
+  d.axis = 0;
+  d.block_size = 0;
+  return d;
+}
+
 // A runner that also calls the task with indexes outside [0, count): those calls return at once
 // (before, they computed pieces beyond the tensor: a heap corruption or a segfault).
 struct StrayIndexRunner {
@@ -307,11 +330,7 @@ TEST(Parallel, TaskIndexesOutsideTheCountAreIgnored) {
   const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
   Call c(big, QLINEAR_DTYPE_INT4);
   const std::vector<uint8_t> whole = c.Whole();
-  qlinear_parallel_options o;
-  qlinear_parallel_options_init(&o);
-  o.max_threads = 4;
-  o.min_elements_per_task = 10000;
-  o.parallel_for = StrayIndexRunner::ParallelFor;
+  const qlinear_parallel_options o = FourTasks(StrayIndexRunner::ParallelFor, nullptr);
   std::vector<uint8_t> y(c.y_bytes, 0);
   ASSERT_EQ(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o), QLINEAR_OK)
       << qlinear_last_error();
@@ -324,12 +343,7 @@ TEST(Parallel, TaskIndexesOutsideTheCountAreIgnored) {
   EXPECT_EQ(0, std::memcmp(serial.data(), par.data(), par.size() * 4));
   // Dynamic quantization: per row (one pass over chunks) and per tensor (statistics in tasks).
   for (int32_t granularity : {QLINEAR_GRANULARITY_AXIS, QLINEAR_GRANULARITY_TENSOR}) {
-    qlinear_dynamic_attrs d;
-    qlinear_dynamic_attrs_init(&d);
-    d.output_dtype = QLINEAR_DTYPE_INT8;
-    d.granularity = granularity;
-    d.axis = 0;
-    d.block_size = 0;
+    const qlinear_dynamic_attrs d = Int8OnAxis0(granularity);
     const size_t groups = granularity == QLINEAR_GRANULARITY_AXIS ? 700 : 1;
     std::vector<int8_t> y1(c.x.size()), y2(c.x.size(), 0);
     std::vector<float> s1(groups), s2(groups, 0.0f);
@@ -340,6 +354,70 @@ TEST(Parallel, TaskIndexesOutsideTheCountAreIgnored) {
         << qlinear_last_error();
     EXPECT_EQ(y1, y2) << granularity;
     EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), groups * 4)) << granularity;
+  }
+}
+
+// Runners that break their contract: one skips a task (once, or on every call), one throws
+// after running half of them. The call must not report success: QLINEAR_INTERNAL_ERROR with a
+// message naming parallel_for (never QLINEAR_OUT_OF_MEMORY, whose outputs are untouched).
+struct BrokenRunner {
+  enum Kind { kSkipFirstCallsTaskZero, kSkipLastTaskAlways, kThrowHalfway } kind;
+  int calls = 0;
+  static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* ctx) {
+    BrokenRunner& r = *static_cast<BrokenRunner*>(self);
+    const int call = r.calls++;
+    switch (r.kind) {
+      case kSkipFirstCallsTaskZero:
+        for (int64_t i = call == 0 ? 1 : 0; i < count; ++i) task(ctx, i);
+        break;
+      case kSkipLastTaskAlways:
+        for (int64_t i = 0; i + 1 < count; ++i) task(ctx, i);
+        task(ctx, 0);  // a repeat does not make up for the missing one
+        break;
+      case kThrowHalfway:
+        for (int64_t i = 0; i < count / 2; ++i) task(ctx, i);
+        throw std::bad_alloc();  // a pool that cannot grow
+    }
+  }
+};
+
+TEST(Parallel, RunnersThatSkipTasksOrThrowFailTheCall) {
+  const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
+  Call c(big, QLINEAR_DTYPE_INT8);
+  for (BrokenRunner::Kind kind :
+       {BrokenRunner::kSkipFirstCallsTaskZero, BrokenRunner::kSkipLastTaskAlways, BrokenRunner::kThrowHalfway}) {
+    BrokenRunner runner{kind};
+    const qlinear_parallel_options o = FourTasks(BrokenRunner::ParallelFor, &runner);
+    auto expect_runner_error = [&](qlinear_status s, const char* call) {
+      EXPECT_EQ(s, QLINEAR_INTERNAL_ERROR) << call << ", runner " << kind;
+      EXPECT_NE(std::string(qlinear_last_error()).find("parallel_for"), std::string::npos)
+          << call << ": " << qlinear_last_error();
+    };
+    std::vector<uint8_t> y(c.y_bytes, 0);
+    runner.calls = 0;
+    expect_runner_error(qlinear_quantize_linear_parallel(&c.tx, &c.ts, nullptr, &c.a, y.data(), y.size(), &o),
+                        "quantize");
+    const qlinear_tensor tq{QLINEAR_DTYPE_INT8, 2, big.shape.data(), y.data()};
+    std::vector<float> back(c.x.size());
+    runner.calls = 0;
+    expect_runner_error(
+        qlinear_dequantize_linear_parallel(&tq, &c.ts, nullptr, nullptr, back.data(), back.size() * 4, &o),
+        "dequantize");
+    for (int32_t granularity : {QLINEAR_GRANULARITY_AXIS, QLINEAR_GRANULARITY_TENSOR}) {
+      const qlinear_dynamic_attrs d = Int8OnAxis0(granularity);
+      const size_t groups = granularity == QLINEAR_GRANULARITY_AXIS ? 700 : 1;
+      std::vector<int8_t> yd(c.x.size(), 0x11);
+      std::vector<float> sd(groups, -7.0f);
+      runner.calls = 0;
+      expect_runner_error(
+          qlinear_quantize_dynamic_parallel(&c.tx, &d, yd.data(), yd.size(), sd.data(), groups * 4, nullptr, 0, &o),
+          granularity == QLINEAR_GRANULARITY_AXIS ? "dynamic, per row" : "dynamic, per tensor");
+      if (granularity == QLINEAR_GRANULARITY_TENSOR) {
+        // The statistics' runner call fails before any output is written.
+        EXPECT_EQ(sd[0], -7.0f);
+        EXPECT_EQ(yd, std::vector<int8_t>(c.x.size(), 0x11));
+      }
+    }
   }
 }
 

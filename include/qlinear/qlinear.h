@@ -264,7 +264,11 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
 
 /* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
  * in any order and on any threads, and return when all have returned (a task called with an i
- * outside that range returns at once without touching anything). */
+ * outside that range returns at once without touching anything; one called again rewrites the
+ * same bytes). A runner that returns before every task has run, or lets an exception escape (C++),
+ * ends the call with QLINEAR_INTERNAL_ERROR and a message naming parallel_for: the tasks that ran
+ * may have written part of the outputs. A dynamic quantization whose groups span the tensor
+ * (per tensor, per axis strided in memory) calls parallel_for twice: statistics, then codes. */
 typedef void (*qlinear_task_fn)(void* task_context, int64_t task_index);
 typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count,
                                         qlinear_task_fn task, void* task_context);
@@ -278,7 +282,9 @@ typedef struct qlinear_parallel_options {
                                    when it cannot allocate or start its team; a caller that needs
                                    QLINEAR_OUT_OF_MEMORY then passes its own parallel_for. */
   int64_t min_elements_per_task; /* 0: 262144; smaller tensors run on the calling thread */
-  qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled) */
+  qlinear_parallel_for_fn parallel_for; /* NULL: OpenMP if built in (qlinear_openmp_enabled);
+                                           in a child forked after this library's OpenMP team
+                                           ran, whose threads the fork lost: serial */
   void* runner_context;         /* passed to parallel_for */
 } qlinear_parallel_options;
 
@@ -340,7 +346,8 @@ QLINEAR_API qlinear_status qlinear_dynamic_quantize_linear(const qlinear_tensor*
  *              - emax clamped to [-127, 127] (for int8 this is MXINT8's scale times 2^-6: the
  *              ONNX scale, value = code * scale).
  *   POW2_CEIL  signed outputs: float8e8m0 scale 2^e, the smallest e with 2^e * P >= amax (exact
- *              comparison), same clamp: no element saturates.
+ *              comparison), same clamp: no element saturates, except where the clamp bites
+ *              (int2, P = 1, amax above 2^127: those elements saturate).
  * Edge rules:
  * - ABSMAX and MINMAX leave NaN and +-Inf out of amax, lo and hi; those elements quantize by
  *   QuantizeLinear's rules with the group's scale (integers: NaN -> qmin, +-Inf -> qmax/qmin).

@@ -1,4 +1,6 @@
 """Threads: calls release the GIL and may run at once; threads=N gives the serial bytes."""
+import os
+import signal
 import threading
 
 import numpy as np
@@ -77,3 +79,18 @@ def test_parallel_entry_points_give_the_serial_bytes(threads):
         back_serial = qlinear.dequantize_linear(serial, sc, zp, axis=axis, **back_kw)
         back = qlinear.dequantize_linear(serial, sc, zp, axis=axis, threads=threads, **back_kw)
         np.testing.assert_array_equal(back.view(np.uint32), back_serial.view(np.uint32))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_threads_in_a_forked_child_finish():
+    """multiprocessing's fork start method: the parent's OpenMP threads are gone in the child."""
+    x, s, z = data(7)
+    want = qlinear.quantize_linear(x, s, z, axis=0, threads=2)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)  # a hang ends the child by SIGALRM
+        ok = np.array_equal(qlinear.quantize_linear(x, s, z, axis=0, threads=2), want)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), f"child ended by signal {os.WTERMSIG(status)}"
+    assert os.WEXITSTATUS(status) == 0
