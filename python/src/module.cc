@@ -216,6 +216,11 @@ std::string NumpyName(int type_num) {
   return name;
 }
 
+// A dtype's name with its size where it has one (|S4, <U3), which its type number alone lacks.
+std::string DescrName(const PyArray_Descr* d) {
+  return py::str(reinterpret_cast<PyObject*>(const_cast<PyArray_Descr*>(d)));
+}
+
 std::string StorageNames(int32_t code, bool packed) {
   const TypeFacts f = Facts(code);
   if (packed && f.bits < 8) return "uint8 (packed bytes)";
@@ -242,7 +247,7 @@ int32_t TypeOfNumpy(int type_num) {
 // An array's type from its dtype; TypeError for dtypes ONNX Q/DQ has no use for.
 int32_t NativeType(const PyArray_Descr* d, const char* arg) {
   if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
-  const std::string name = NumpyName(d->type_num);
+  const std::string name = DescrName(d);
   if (d->type_num == NPY_FLOAT64) {
     Raise(PyExc_TypeError, Format("%s: float64 arrays are not accepted (ONNX Q/DQ has no float64 tensors); "
                                   "convert explicitly, e.g. with .astype(numpy.float32)", arg));
@@ -275,12 +280,38 @@ double AsDouble(PyObject* obj, const char* arg) {
 // range); becoming Inf or 0 is a ValueError naming arg, not a rounding.
 float AsFloat32(PyObject* obj, const char* arg) {
   long double v = 0;
+  float f = 0;
   if (PyArray_IsScalar(obj, LongDouble)) {
     PyArray_ScalarAsCtype(obj, &v);
+    f = static_cast<float>(v);
+  } else if (PyLong_Check(obj) || PyArray_IsScalar(obj, Integer)) {
+    // An int beyond 2^53 is rounded to double first; rounding that to float32 differs from
+    // rounding the int once only where the double lies halfway between two float32 values,
+    // and there the int's side of the double decides.
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
+    if (!i) throw py::error_already_set();
+    const double d = AsDouble(i.ptr(), arg);
+    v = d;
+    // On magnitudes: the float32 values around |d| (the one above FLT_MAX is 2^128).
+    const double m = std::fabs(d);
+    float fm = static_cast<float>(m);
+    const float below = static_cast<double>(fm) <= m ? fm : std::nextafter(fm, 0.0f);
+    const float above = std::nextafter(below, INFINITY);
+    const double above_m = std::isinf(above) ? std::ldexp(1.0, 128) : static_cast<double>(above);
+    if (m - static_cast<double>(below) == above_m - m) {
+      py::object dd = py::reinterpret_steal<py::object>(PyLong_FromDouble(d));
+      if (!dd) throw py::error_already_set();
+      const int farther = PyObject_RichCompareBool(i.ptr(), dd.ptr(), d > 0 ? Py_GT : Py_LT);
+      const int nearer = PyObject_RichCompareBool(i.ptr(), dd.ptr(), d > 0 ? Py_LT : Py_GT);
+      if (farther < 0 || nearer < 0) throw py::error_already_set();
+      if (farther) fm = above;
+      if (nearer) fm = below;
+    }
+    f = std::copysign(fm, static_cast<float>(d));
   } else {
     v = AsDouble(obj, arg);
+    f = static_cast<float>(v);
   }
-  const float f = static_cast<float>(v);
   if ((std::isfinite(v) && !std::isfinite(f)) || (v != 0 && f == 0.0f)) {
     Raise(PyExc_ValueError, Format("%s: %Lg is outside float32's range (it would become %g)", arg, v,
                                    static_cast<double>(f)));
@@ -332,7 +363,7 @@ int32_t ParseType(py::handle spec, const char* arg) {
   }
   py::object keep = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(d));
   if (const int32_t type = TypeOfNumpy(d->type_num)) return type;
-  const std::string name = NumpyName(d->type_num);
+  const std::string name = DescrName(d);
   Raise(PyExc_TypeError, Format("%s: NumPy's %s is not a type of ONNX QuantizeLinear/DequantizeLinear", arg,
                                 name.c_str()));
 }
@@ -366,7 +397,14 @@ PyArrayObject* Arr(const py::object& o) { return reinterpret_cast<PyArrayObject*
 // Any object NumPy can view or convert (ndarray, buffer protocol, __array__, sequences).
 py::object ToArray(py::handle obj) {
   if (PyArray_Check(obj.ptr())) return py::reinterpret_borrow<py::object>(obj);
-  PyObject* a = PyArray_FromAny(obj.ptr(), nullptr, 0, 0, 0, nullptr);
+  PyObject* a = nullptr;
+  if (PyBytes_Check(obj.ptr())) {
+    // Raw bytes (an ONNX TensorProto's raw_data) are uint8, as memoryview reads them; NumPy alone
+    // would make them one 0-d string.
+    a = PyArray_FromBuffer(obj.ptr(), PyArray_DescrFromType(NPY_UINT8), -1, 0);
+  } else {
+    a = PyArray_FromAny(obj.ptr(), nullptr, 0, 0, 0, nullptr);
+  }
   if (a == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(a);
 }
@@ -421,7 +459,7 @@ class Operand {
     if (type == 0 && hint != 0 && StorageFits(hint, type_num, packed)) type = hint;
     if (type == 0) type = NativeType(d, arg);
     if (!StorageFits(type, type_num, packed)) {
-      const std::string got = NumpyName(type_num);
+      const std::string got = DescrName(d);
       Raise(PyExc_TypeError,
             Format("%s: %s%s%s is stored as %s, not %s", arg, type_keyword, *type_keyword ? "=" : "",
                    TypeName(type), StorageNames(type, packed).c_str(), got.c_str()));
@@ -1396,8 +1434,11 @@ py::object Unpack(py::handle packed, py::handle dtype, py::handle shape) {
   const Coverage c = Cover(p, shape, py::none(), py::none(), "packed");
   Output y;
   y.Prepare(py::none(), type, c.count, false, c.rank, c.dims, -1, {});
-  if (y.bytes > 0) std::memcpy(y.dest, p.view().data, y.bytes);
-  y.Finish();
+  {
+    py::gil_scoped_release release;  // the codes are spread without Python objects (as Pack's are)
+    if (y.bytes > 0) std::memcpy(y.dest, p.view().data, y.bytes);
+    y.Finish();
+  }
   return y.array;
 }
 

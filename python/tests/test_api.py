@@ -158,6 +158,14 @@ def test_numbers_as_scale_and_zero_point():
     # An int scale is a float32 scale.
     np.testing.assert_array_equal(qlinear.quantize_linear(x, 1, output_dtype="int8"),
                                   np.rint(x).astype(np.int8))
+    # Ints beyond 2^53 round once to float32 (through float64 first, a float32 midpoint would
+    # break the tie the wrong way): 2^60 + 2^36 + 1 is above the midpoint 2^60 + 2^36.
+    for n, want in ((2**60 + 2**36 + 1, 2.0**60 + 2.0**37), (2**60 + 2**36, 2.0**60),
+                    (2**60 + 3 * 2**36 - 1, 2.0**60 + 2.0**37), (-(2**60 + 2**36 + 1), -(2.0**60 + 2.0**37)),
+                    (np.uint64(2**60 + 2**36 + 1), 2.0**60 + 2.0**37),
+                    (2**128 - 2**103 - 1, np.finfo(np.float32).max), (-(2**128 - 2**103 - 1), -np.finfo(np.float32).max)):
+        got = qlinear.dequantize_linear(np.int8([1]), n)
+        assert got.dtype == np.float32 and got[0] == np.float32(want), (n, got[0])
 
 
 def test_arrays_numpy_can_view_and_layouts():
@@ -174,6 +182,11 @@ def test_arrays_numpy_can_view_and_layouts():
     np.testing.assert_array_equal(qlinear.quantize_linear(unaligned, 0.5), want.reshape(-1))
     np.testing.assert_array_equal(qlinear.quantize_linear(array.array("f", flat.tolist()), 0.5),
                                   want.reshape(-1))
+    # bytes (an ONNX TensorProto's raw_data) are uint8, as their memoryview is.
+    raw = bytes([0x21, 0x43, 0xF5])
+    np.testing.assert_array_equal(qlinear.dequantize_linear(raw, 1.0, x_dtype="uint4", packed=True, shape=(6,)),
+                                  np.float32([1, 2, 3, 4, 5, 15]))
+    np.testing.assert_array_equal(qlinear.dequantize_linear(raw, 2.0), np.float32([66, 134, 490]))
     # Per-axis scales given as a non-contiguous view.
     s = np.repeat(np.float32([0.5, 0.25, 1.0, 2.0, 0.125]), 2)[::2]
     np.testing.assert_array_equal(qlinear.quantize_linear(x[:, :5], s), qlinear.quantize_linear(x[:, :5], s.copy()))
