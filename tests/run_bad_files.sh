@@ -303,6 +303,42 @@ mkdir -p "$work/loop" && cp -r "$set_dir/good" "$work/loop/good"
 ln -s . "$work/loop/a" && ln -s . "$work/loop/b" && ln -s .. "$work/loop/good/up"
 got=$(check "$work/loop") || true
 [[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "symlink loop: got '$got'"; status=1; }
+# A PATH that cannot be examined (a link to itself on the way): a FAIL line, not an abort.
+mkdir -p "$work/selfloop" && ln -s me "$work/selfloop/me"
+expect_fail "$work/selfloop/me/x" "Too many levels of symbolic links"
+# A data set that is not a folder (a dangling link, a file): a FAIL line, not a skipped set.
+mkdir -p "$work/badset" && cp -r "$set_dir/good" "$work/badset/good"
+ln -s nowhere "$work/badset/good/test_data_set_1"
+expect_fail "$work/badset" "test_data_set_1: No such file or directory"
+rm "$work/badset/good/test_data_set_1" && echo junk > "$work/badset/good/test_data_set_1"
+expect_fail "$work/badset" "test_data_set_1: not a folder"
+# output_k.pb holds graph output k, whatever the node's order (ONNX's runner): DynamicQuantizeLinear
+# with its graph outputs listed zero point, scale, y. x = [0, 255]: scale 1, zero point 0.
+dql_case() {  # dql_case(dir, graph outputs): the model and that data set
+  mkdir -p "$1/test_data_set_0"
+  enc onnx.ModelProto > "$1/model.onnx" <<EOT
+ir_version: 8
+opset_import { domain: "" version: 11 }
+graph {
+  name: "g"
+  node { op_type: "DynamicQuantizeLinear" input: "x" output: "y" output: "ys" output: "yz" }
+  input { name: "x" }
+  $2
+}
+EOT
+  tensor "$1/test_data_set_0/input_0.pb" <<<'dims: 2 data_type: 1 float_data: 0 float_data: 255'
+  tensor "$1/test_data_set_0/output_0.pb" <<<'data_type: 2 int32_data: 0'
+  tensor "$1/test_data_set_0/output_1.pb" <<<'data_type: 1 float_data: 1'
+  tensor "$1/test_data_set_0/output_2.pb" <<<'dims: 2 data_type: 2 int32_data: 0 int32_data: 255'
+}
+dql_case "$work/outputs/reordered" 'output { name: "yz" } output { name: "ys" } output { name: "y" }'
+got=$(check "$work/outputs/reordered") || true
+[[ $(tail -n 1 <<<"$got") == "1 passed, 0 failed" ]] || { echo "reordered graph outputs: got '$got'"; status=1; }
+# A graph output that no node output is, and a graph without outputs: FAIL, not a pass.
+dql_case "$work/outputs/unknown" 'output { name: "q" } output { name: "ys" } output { name: "y" }'
+expect_fail "$work/outputs/unknown" "graph output 'q' is not an output of the node"
+dql_case "$work/outputs/none" ''
+expect_fail "$work/outputs/none" "the graph declares no outputs"
 # Folders nested deeper than the search goes: a FAIL line naming the limit.
 deep=$work/deep
 for i in $(seq 1 40); do deep+=/d; done
@@ -345,6 +381,27 @@ got=$(bounded fuzz-seed --format reader "$seeds/in/good" "$seeds/blocked" 2>&1 >
 if [[ $rc -ne 1 || $got != *"could not write $seeds/blocked/good_model.onnx: Is a directory"* ||
       ! -d $seeds/blocked/good_model.onnx || ! -s $seeds/blocked/good_runnable.onnx ]]; then
   echo "fuzz-seed into a blocked name: exit $rc: $got"
+  status=1
+fi
+# The api seed format holds dimensions up to 39: a case of 64 elements is skipped with a reason
+# (its dimension byte read back as 24), and the run still succeeds on the others.
+mkdir -p "$seeds/wide" && cp -r "$seeds/in/good" "$seeds/wide/good"
+mkdir -p "$seeds/wide/wide64/test_data_set_0" && model "$seeds/wide/wide64" QuantizeLinear
+tensor "$seeds/wide/wide64/test_data_set_0/input_0.pb" <<<"dims: 64 data_type: 1 $(printf 'float_data: 1 %.0s' {1..64})"
+cp "$seeds/in/good/test_data_set_0/input_1.pb" "$seeds/wide/wide64/test_data_set_0/"
+rc=0
+got=$(bounded fuzz-seed "$seeds/wide" "$seeds/wide_out" 2>&1 >/dev/null) || rc=$?
+if [[ $rc -ne 0 || $got != *"skipped $seeds/wide/wide64: input_0.pb: a shape beyond the api seed format"* ||
+      -e $seeds/wide_out/wide64 || ! -s $seeds/wide_out/good ]]; then
+  echo "fuzz-seed of a wide case: exit $rc: $got"
+  status=1
+fi
+# A FIFO in a seed's place: opening it would wait for a reader forever.
+mkdir -p "$seeds/fifo" && mkfifo "$seeds/fifo/good_model.onnx"
+rc=0
+got=$(bounded fuzz-seed --format reader "$seeds/in/good" "$seeds/fifo" 2>&1 >/dev/null) || rc=$?
+if [[ $rc -ne 1 || $got != *"could not write $seeds/fifo/good_model.onnx: not a regular file"* ]]; then
+  echo "fuzz-seed into a FIFO: exit $rc: $got"
   status=1
 fi
 exit $status

@@ -75,6 +75,9 @@ expect 2 err "shape does not hold the data" dynamic --elements 16 --shape 200000
 expect 2 err "cannot read float32 values from .*/missing" dynamic --input "$work/missing"
 expect 2 err "--type: float32 is not" dynamic --type float32 --elements 64
 expect 2 err "unknown output type 'unknown'" dynamic --type unknown
+expect 2 err "--axis: an empty value" dynamic --axis ""
+expect 2 err "--scale-type: an empty value" dynamic --scale-type ""
+expect 2 err "--input excludes --elements" dynamic --input "$work/missing" --elements 5
 expect 2 err "tensor takes no --axis" dynamic --granularity tensor --axis 0
 expect 2 err "--shape: 'x' is not a whole number" dynamic --elements 2 --shape 1,x
 expect 2 err "--shape: '2,,4' has an empty dimension" dynamic --elements 8 --shape 2,,4
@@ -114,6 +117,9 @@ fi
 # runs every target itself and refuses a pin.
 QLINEAR_TARGET=bogus expect 1 out "^calls fail: +QLINEAR_TARGET: 'bogus' is not a SIMD target" info
 QLINEAR_QUANTIZE_PATH=bogus expect 1 out "^calls fail: +QLINEAR_QUANTIZE_PATH: 'bogus' is not one of" info
+# check: settings that make every call fail are a FAIL before any case (under --expect-error
+# every case would pass, rejected).
+QLINEAR_TARGET=bogus expect 1 out "^FAIL the environment: every call fails: QLINEAR_TARGET: 'bogus'" check --expect-error "$work"
 QLINEAR_TARGET=SCALAR expect 2 err "runs every target itself; unset QLINEAR_TARGET \(set to 'SCALAR'\)" selftest --seconds 1
 expect 0 out "SQNR +none" dynamic --input "$work/nan.raw" --rule mx --type float8e4m3fn --repeats 1
 expect 0 out "SQNR +exact" dynamic --input "$work/mx.raw" --rule mx --type float8e4m3fn --repeats 1

@@ -11,6 +11,9 @@ namespace tools {
 
 void PrintCpu();
 int RunInfo();
+// "" when calls can run here; else why every call fails (QLINEAR_TARGET or QLINEAR_QUANTIZE_PATH
+// set to a value the library refuses), as the library says it.
+std::string CallsFailBecause();
 // Quantizes `elements` random floats to several output types and prints elements/s.
 int RunDemo(int64_t elements);
 // Every supported target against the reference for about `seconds` in all; prints a table.

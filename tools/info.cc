@@ -69,6 +69,15 @@ int RunInfo() {
   }
   const char* path = std::getenv("QLINEAR_QUANTIZE_PATH");
   if (path != nullptr) std::printf("quantize path:     %s (QLINEAR_QUANTIZE_PATH)\n", path);
+  const std::string why = CallsFailBecause();
+  if (!why.empty()) {
+    std::printf("calls fail:        %s\n", why.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+std::string CallsFailBecause() {
   // The variables are checked by the first call that computes: one QuantizeLinear of a float32
   // element (the calls the quantize path applies to) shows whether every such call will fail.
   const float x = 1.0f, scale = 1.0f;
@@ -79,11 +88,8 @@ int RunInfo() {
   qlinear_quantize_attrs a;
   qlinear_quantize_attrs_init(&a);
   a.output_dtype = QLINEAR_DTYPE_INT8;
-  if (qlinear_quantize_linear(&tx, &ts, nullptr, &a, &y, 1) != QLINEAR_OK) {
-    std::printf("calls fail:        %s\n", qlinear_last_error());
-    return 1;
-  }
-  return 0;
+  if (qlinear_quantize_linear(&tx, &ts, nullptr, &a, &y, 1) != QLINEAR_OK) return qlinear_last_error();
+  return "";
 }
 
 }  // namespace tools

@@ -21,6 +21,7 @@
 #include "lib/dtype.h"
 #include "lib/minifloat.h"
 #include "qlinear/qlinear.h"
+#include "tools/commands.h"
 #include "tools/onnx_reader.h"
 #include "tools/progress.h"
 
@@ -173,7 +174,13 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
   std::vector<fs::path> entries, sets;
   if (!ListDir(dir, &entries, &err)) return {Outcome::kFailed, err};
   for (const fs::path& e : entries) {
-    if (e.filename().string().rfind("test_data_set_", 0) == 0 && IsDirectory(e)) sets.push_back(e);
+    if (e.filename().string().rfind("test_data_set_", 0) != 0) continue;
+    struct stat st;
+    if (stat(e.c_str(), &st) != 0) {  // a dangling or looping link, a path too long
+      return {Outcome::kFailed, e.filename().string() + ": " + std::strerror(errno)};
+    }
+    if (!S_ISDIR(st.st_mode)) return {Outcome::kFailed, e.filename().string() + ": not a folder"};
+    sets.push_back(e);
   }
   if (sets.empty()) return {Outcome::kFailed, "no test_data_set_* folder"};
 
@@ -222,14 +229,15 @@ CaseResult RunCase(const fs::path& dir, bool expect_error) {
     if (!ran) return {Outcome::kFailed, set_name + ": " + err};
     const std::vector<fs::path> outputs = NumberedFiles(files, "output_", &numbering);
     if (!numbering.empty()) return {Outcome::kFailed, set_name + numbering};
-    if (outputs.size() != got.size()) {
+    if (outputs.size() != node.results.size()) {
       return {Outcome::kFailed, set_name + ": " + std::to_string(outputs.size()) +
-                                    " output files, the op has " + std::to_string(got.size())};
+                                    " output files for " + std::to_string(node.results.size()) +
+                                    " graph outputs"};
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
       Tensor expected;
       if (!LoadTensorFile(outputs[k], &expected, &err)) return {Outcome::kFailed, set_name + err};
-      const std::string diff = Compare(expected, got[k]);
+      const std::string diff = Compare(expected, got[node.results[k]]);
       if (!diff.empty()) {
         return {Outcome::kFailed, set_name + outputs[k].filename().string() + " " + diff};
       }
@@ -248,7 +256,13 @@ struct Search {
 
 void FindCases(const fs::path& p, int depth, Search* s) {
   struct stat st;
-  if (stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  if (stat(p.c_str(), &st) != 0) {
+    // A dangling link is no folder to search; a folder that cannot be examined (a path beyond
+    // PATH_MAX, a link loop) is a FAIL line, not a silent hole in the search.
+    if (errno != ENOENT) s->problems.push_back(p.string() + ": " + std::strerror(errno));
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) return;
   if (!s->seen.insert({st.st_dev, st.st_ino}).second) return;
   struct stat model;
   if (lstat((p / "model.onnx").c_str(), &model) == 0) {  // whatever it is: RunCase judges it
@@ -262,7 +276,12 @@ void FindCases(const fs::path& p, int depth, Search* s) {
     return;
   }
   for (const fs::path& e : entries) {
-    if (!IsDirectory(e)) continue;
+    struct stat es;
+    if (stat(e.c_str(), &es) != 0) {
+      if (errno != ENOENT) s->problems.push_back(e.string() + ": " + std::strerror(errno));
+      continue;
+    }
+    if (!S_ISDIR(es.st_mode)) continue;
     if (depth == kMaxSearchDepth) {
       s->problems.push_back(p.string() + ": folders more than " + std::to_string(kMaxSearchDepth) +
                             " levels below the PATH are not searched");
@@ -323,6 +342,12 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
     std::fprintf(stderr, "qlinear fuzz-seed: OUT_DIR is empty (the folder to write the seeds to)\n");
     return 1;
   }
+  for (const std::string& root : paths) {
+    if (!IsDirectory(root)) {
+      std::fprintf(stderr, "qlinear fuzz-seed: %s: no such folder\n", root.c_str());
+      return 1;
+    }
+  }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
@@ -332,6 +357,14 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
   int written = 0, failed = 0;
   auto write = [&](const std::string& name, const std::string& bytes) {
     const fs::path path = fs::path(out_dir) / name;
+    // Only a regular file is replaced: opening a FIFO there would wait for a reader forever.
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      std::fprintf(stderr, "qlinear fuzz-seed: could not write %s: %s\n", path.c_str(),
+                   S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "not a regular file");
+      ++failed;
+      return;
+    }
     // A seed is whole or absent: a file that could not be written in full (a full disk) is
     // removed, so that a fuzzer never starts from a truncated seed.
     std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -405,6 +438,15 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
         const ModelResult model = DecodeModelBytes(data.data(), data.size(), &node, &err);
         if (model == ModelResult::kError) skip(dir, err);
         if (model != ModelResult::kOk) continue;  // kSkip: a valid model of another kind (no seed, no noise)
+        // The compact header holds attributes of a byte and dimensions up to 39 (fuzz_input.h):
+        // a case beyond that would replay as another call.
+        const qlinear_quantize_attrs& qa = node.quantize;
+        if (node.opset > 255 || qa.axis < -128 || qa.axis > 127 || qa.block_size < -128 || qa.block_size > 127 ||
+            qa.output_dtype < 0 || qa.output_dtype > 255 || qa.precision < 0 || qa.precision > 255 ||
+            qa.saturate < 0 || qa.saturate > 255) {
+          skip(dir, "an attribute or the opset does not fit the api seed format (one byte each)");
+          continue;
+        }
         fuzz::FuzzCall c;
         c.op = node.op == "QuantizeLinear" ? 0 : node.op == "DequantizeLinear" ? 1 : 2;
         c.opset = static_cast<uint8_t>(node.opset);
@@ -419,6 +461,11 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
           Tensor t;
           if (!LoadTensorFile(inputs[k], &t, &err)) {
             ok = false;
+            break;
+          }
+          if (t.dims.size() > 6 || std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d > 39; })) {
+            ok = false;
+            err = inputs[k].filename().string() + ": a shape beyond the api seed format (rank 6, dimensions 39)";
             break;
           }
           slots[k]->dtype = t.dtype;
@@ -444,11 +491,19 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
 }
 
 int RunCheck(const std::vector<std::string>& paths, bool expect_error, bool verbose) {
+  // Settings that make every call fail would pass every case under --expect-error.
+  const std::string broken = CallsFailBecause();
+  if (!broken.empty()) {
+    std::printf("FAIL the environment: every call fails: %s\n", broken.c_str());
+    return 1;
+  }
   int passed = 0, failed = 0, skipped = 0;
   for (const std::string& root : paths) {
     if (!IsDirectory(root)) {
+      struct stat st;
+      const bool examined = lstat(root.c_str(), &st) == 0;
       std::printf("FAIL %s: %s\n", root.c_str(),
-                  fs::exists(fs::symlink_status(root)) ? "not a folder" : "no such file or folder");
+                  examined ? "not a folder" : errno == ENOENT ? "no such file or folder" : std::strerror(errno));
       ++failed;
       continue;
     }

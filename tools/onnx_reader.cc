@@ -505,6 +505,21 @@ ModelResult DecodeModelBytes(const void* data, size_t size, NodeCase* c, std::st
     }
   }
   c->outputs = static_cast<size_t>(outputs);
+  // output_k.pb holds graph output k (ONNX's test runner's convention), which names one of the
+  // node's outputs.
+  if (g.output_size() == 0) {
+    *err = "model.onnx: the graph declares no outputs";
+    return ModelResult::kError;
+  }
+  for (const auto& o : g.output()) {
+    size_t k = 0;
+    while (k < c->outputs && node.output(static_cast<int>(k)) != o.name()) ++k;
+    if (k == c->outputs) {
+      *err = "model.onnx: graph output '" + o.name() + "' is not an output of the node";
+      return ModelResult::kError;
+    }
+    c->results.push_back(k);
+  }
   for (const auto& t : g.initializer()) {
     Tensor v;
     if (!DecodeTensor(t, "initializer " + t.name(), &v, err)) return ModelResult::kError;

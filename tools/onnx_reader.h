@@ -45,6 +45,7 @@ struct NodeCase {
   qlinear_dequantize_attrs dequantize;
   std::vector<std::string> inputs;   // the node's input names; "" = an omitted optional input
   size_t outputs = 0;                // the node's output count
+  std::vector<size_t> results;       // per graph output (output_k.pb): its node output index
   std::vector<std::string> fed;      // graph inputs the data sets feed, in order
   std::map<std::string, Tensor> initializers;
 };

@@ -42,6 +42,11 @@ CLI::Validator DecimalIn(int64_t lo, int64_t hi) {
   return CLI::Validator([lo, hi](std::string& s) { return CheckDecimal(s, lo, hi); }, "");
 }
 
+// Any value but the empty one (which would otherwise read as "not given").
+CLI::Validator NonEmpty() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty value") : std::string(); }, "");
+}
+
 // Comma-separated dimensions, each as DecimalIn(0, hi); no empty field.
 CLI::Validator DimensionsUpTo(int64_t hi) {
   return CLI::Validator(
@@ -140,18 +145,21 @@ static int RunCommandLine(int argc, char** argv) {
       ->check(CLI::IsMember({"tensor", "axis", "block"}));
   dynamic->add_option("--axis", dyn_axis, "The axis of blocks (default -1) or of per-axis scales "
                                           "(required: per row of [rows, cols] is 0)")
-      ->type_name("AXIS");
+      ->type_name("AXIS")
+      ->check(NonEmpty());
   auto* dyn_block_option = dynamic->add_option("--block-size", dyn_block, "Elements per block, 1 to 2^30 (default 32)")
       ->type_name("N")
       ->check(DecimalIn(1, int64_t{1} << 30));
   dynamic->add_option("--scale-type", dyn.scale_type,
-                      "float32, float16, bfloat16 or float8e8m0 (default: the rule's)");
+                      "float32, float16, bfloat16 or float8e8m0 (default: the rule's)")
+      ->check(NonEmpty());
   auto* dyn_input = dynamic->add_option("--input", dyn.input, "Raw little-endian float32 file (default: random values)")
       ->type_name("FILE");
   dynamic->add_option("--elements", dyn_elements,
                       "Random values, 1 to " + std::to_string(kMaxDemoElements) + " (default 4194304)")
       ->type_name("N")
-      ->check(DecimalIn(1, kMaxDemoElements));
+      ->check(DecimalIn(1, kMaxDemoElements))
+      ->excludes(dyn_input);
   dynamic->add_option("--shape", dyn_shape, "Comma-separated dimensions (default [n/1024, 1024] "
                                            "when 1024 divides n, else [n])")
       ->type_name("D,D,...")
