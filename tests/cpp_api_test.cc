@@ -317,6 +317,46 @@ TEST(CppApi, ViewCopyWithATamperedRankCopiesNoShape) {
   EXPECT_TRUE(QuantizeLinear(copy, s, nullptr, QuantizeAttrs{}, y, 2));
 }
 
+// A view whose shape was moved inside its own dims (the leading 1 dropped) is copied with
+// those dims: the copy outlives the original (it kept a pointer into it). Raising the rank of a
+// view of fewer than 8 dims past them copies no shape (the inline slots beyond them, zeros or
+// an older shape's dims, were read as dims).
+TEST(CppApi, ViewCopiesOwnTheirDimsWhereverTheShapePoints) {
+  std::vector<float> data(6, 1.0f);
+  const float scale = 1.0f;
+  const TensorView s(DataType::kFloat, nullptr, 0, &scale);
+  uint8_t y[6] = {};
+  for (bool deep : {false, true}) {
+    auto* v = deep ? new TensorView(DataType::kFloat, {1, 1, 1, 1, 1, 1, 1, 1, 2, 3}, data.data())
+                   : new TensorView(DataType::kFloat, {1, 2, 3}, data.data());
+    const int drop = deep ? 8 : 1;
+    v->shape += drop;
+    v->rank -= drop;
+    const TensorView w = *v;
+    const char* lo = reinterpret_cast<const char*>(&w);
+    const bool in_w = reinterpret_cast<const char*>(w.shape) >= lo &&
+                      reinterpret_cast<const char*>(w.shape) < lo + sizeof w;
+    EXPECT_TRUE(deep || in_w) << "the copy's shape points outside it";
+    EXPECT_NE(w.shape, v->shape);
+    delete v;  // the copy must not read it any more (the asan preset runs this)
+    ASSERT_EQ(w.rank, 2);
+    EXPECT_EQ(w.shape[0], 2);
+    EXPECT_EQ(w.shape[1], 3);
+    EXPECT_TRUE(QuantizeLinear(w, s, nullptr, QuantizeAttrs{}, y, sizeof y));
+  }
+  TensorView one(DataType::kFloat, {6}, data.data());
+  one.rank = 3;
+  const TensorView one_copy = one;
+  EXPECT_EQ(one_copy.shape, nullptr);
+  EXPECT_EQ(QuantizeLinear(one_copy, s, nullptr, QuantizeAttrs{}, y, sizeof y).code(), QLINEAR_INVALID_ARGUMENT);
+  TensorView reused(DataType::kFloat, {2, 3, 4}, data.data());
+  reused = TensorView(DataType::kFloat, {6}, data.data());
+  reused.rank = 3;
+  const TensorView reused_copy = reused;
+  EXPECT_EQ(reused_copy.shape, nullptr);
+  EXPECT_EQ(QuantizeLinear(reused_copy, s, nullptr, QuantizeAttrs{}, y, sizeof y).code(), QLINEAR_INVALID_ARGUMENT);
+}
+
 // The typed one-liners check their zero point against Q's range as QuantizeLinearTo does (an
 // int argument used to be converted to Q silently: 201 became int8 -55).
 TEST(CppApi, OneLinerZeroPointOutOfRangeIsRejected) {

@@ -103,21 +103,21 @@ class TensorView {
     if (this == &o) return *this;
     dtype = o.dtype;
     data = o.data;
-    // A shape held by o, or by this view (o borrowed our own dims), is copied. A rank that was
-    // changed past the held dims copies no shape: the C API then rejects the view by its rank.
-    const size_t held = o.Owns() ? o.HeldFrom(o.shape) : HeldFrom(o.shape);
-    if (held != 0) {
-      if (o.rank >= 0 && static_cast<size_t>(o.rank) <= held) {
-        Own(o.shape, static_cast<size_t>(o.rank));
-      } else {
-        heap_.clear();
-        shape = nullptr;
-        rank = o.rank;
-      }
-    } else {
-      heap_.clear();
+    // A shape in o's storage, or in this view's (o borrowed our own dims), is copied, wherever
+    // in it o.shape points. A rank beyond the dims held from there copies no shape: the C API
+    // then rejects the view by its rank.
+    const TensorView* holder = o.Within(o.shape) ? &o : Within(o.shape) ? this : nullptr;
+    if (holder == nullptr) {
+      Drop();
       shape = o.shape;
       rank = o.rank;
+    } else if (o.rank >= 0 && static_cast<size_t>(o.rank) <= holder->HeldFrom(o.shape)) {
+      Own(o.shape, static_cast<size_t>(o.rank));
+    } else {
+      const int32_t r = o.rank;
+      Drop();
+      shape = nullptr;
+      rank = r;
     }
     return *this;
   }
@@ -126,16 +126,22 @@ class TensorView {
 
  private:
   static constexpr size_t kInlineRank = 8;
-  bool Owns() const { return shape != nullptr && (shape == inline_ || (!heap_.empty() && shape == heap_.data())); }
-  // How many of this view's own dims there are from p on; 0 if p does not point into them.
-  size_t HeldFrom(const int64_t* p) const {
+  // How many of the n slots from b on p points past (p - b + 1 .. n: the count left), or 0.
+  static size_t Left(const int64_t* p, const int64_t* b, size_t n) {
     const std::less<const int64_t*> before{};
-    const auto from = [&](const int64_t* b, size_t n) -> size_t {
-      return n != 0 && !before(p, b) && before(p, b + n) ? static_cast<size_t>(b + n - p) : 0;
-    };
-    if (p == nullptr) return 0;
-    const size_t in_inline = from(inline_, kInlineRank);
-    return in_inline != 0 ? in_inline : from(heap_.data(), heap_.size());
+    return p != nullptr && n != 0 && !before(p, b) && before(p, b + n) ? static_cast<size_t>(b + n - p) : 0;
+  }
+  // Whether p points into this view's storage for dims (its inline slots or its heap dims).
+  bool Within(const int64_t* p) const { return Left(p, inline_, kInlineRank) != 0 || Left(p, heap_.data(), heap_.size()) != 0; }
+  // How many dims this view holds from p on; 0 where p points at none of them (slots beyond the
+  // dims it was given hold nothing).
+  size_t HeldFrom(const int64_t* p) const {
+    const size_t in_inline = Left(p, inline_, inline_count_);
+    return in_inline != 0 ? in_inline : Left(p, heap_.data(), heap_.size());
+  }
+  void Drop() {
+    heap_.clear();
+    inline_count_ = 0;
   }
   void Own(const int64_t* dims, size_t n) {
     rank = static_cast<int32_t>(n);
@@ -143,15 +149,18 @@ class TensorView {
       int64_t copy[kInlineRank] = {};
       for (size_t i = 0; i < n; ++i) copy[i] = dims[i];  // dims may be our own heap_
       heap_.clear();
-      for (size_t i = 0; i < n; ++i) inline_[i] = copy[i];
+      for (size_t i = 0; i < kInlineRank; ++i) inline_[i] = copy[i];  // no dims of an older shape stay
+      inline_count_ = n;
       shape = inline_;
     } else {
       std::vector<int64_t> copy(dims, dims + n);  // dims may be our own heap_
       heap_.swap(copy);
+      inline_count_ = 0;
       shape = heap_.data();
     }
   }
   int64_t inline_[kInlineRank] = {};
+  size_t inline_count_ = 0;  // dims held in inline_
   std::vector<int64_t> heap_;
 };
 
