@@ -141,6 +141,13 @@ StatKind FiniteKind(const RuleFacts& f) {
 }
 bool TwoStats(const RuleFacts& f) { return f.rule == Rule::kMinMax; }
 
+// v resized to n zeros by memset: at -O2 assign() is a loop of 4-byte stores, once per chunk
+// (4.6% of the time of int4 blocks of 32 at 64K elements in a profile; docs/dynamic.md).
+void Zeroed(std::vector<uint32_t>* v, size_t n) {
+  v->resize(n);
+  if (n > 0) std::memset(v->data(), 0, n * sizeof(uint32_t));
+}
+
 // Statistics of groups [g0, g0 + s0.size()) from elements [e0, e1) of x. ABSMAX and MINMAX
 // leave NaN/Inf out: the fast keys flag them, and only then are the finite-only keys run.
 struct Stats {
@@ -160,8 +167,8 @@ struct Stats {
   // run) the finite-only keys where the fast ones flagged NaN/Inf.
   StatsJob Start(const DynamicPlan& p, int64_t e0, int64_t e1, int64_t g0, int64_t groups) {
     const bool two = TwoStats(p.facts);
-    s0.assign(static_cast<size_t>(groups), 0);
-    s1.assign(two ? static_cast<size_t>(groups) : 0, 0);
+    Zeroed(&s0, static_cast<size_t>(groups));
+    Zeroed(&s1, two ? static_cast<size_t>(groups) : 0);
     nonfinite = false;
     StatsJob job;
     job.kind = FastKind(p.facts);
@@ -180,8 +187,8 @@ struct Stats {
     if (f.rule != Rule::kAbsMax && f.rule != Rule::kMinMax) return;
     if (!Flagged()) return;
     nonfinite = true;
-    std::fill(s0.begin(), s0.end(), 0u);
-    std::fill(s1.begin(), s1.end(), 0u);
+    Zeroed(&s0, s0.size());
+    Zeroed(&s1, s1.size());
     const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
     GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), TwoStats(f) ? s1.data() : nullptr);
   }
@@ -361,8 +368,8 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
       const int64_t e0 = t * k.per_task, e1 = std::min(k.n, e0 + k.per_task);
       (*k.parts)[i].Compute(*k.p, e0, e1, (*k.firsts)[i], (*k.counts)[i]);
     }, &ctx);
-    st.s0.assign(static_cast<size_t>(p.groups), 0);
-    st.s1.assign(TwoStats(p.facts) ? st.s0.size() : 0, 0);
+    Zeroed(&st.s0, static_cast<size_t>(p.groups));
+    Zeroed(&st.s1, TwoStats(p.facts) ? st.s0.size() : 0);
     for (size_t t = 0; t < parts.size(); ++t) {
       const size_t g0 = static_cast<size_t>(firsts[t]);
       for (size_t g = 0; g < parts[t].s0.size(); ++g) st.s0[g0 + g] = std::max(st.s0[g0 + g], parts[t].s0[g]);
