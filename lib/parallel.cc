@@ -76,7 +76,7 @@ void TaskSplit::Run(int64_t count, void (*task)(void*, int64_t), void* task_cont
   constexpr int64_t kWords = (QLINEAR_MAX_THREADS + 63) / 64;
   if (count > QLINEAR_MAX_THREADS) throw RunnerFailed("internal error: more tasks than QLINEAR_MAX_THREADS");
   std::atomic<uint64_t> done[kWords];
-  for (auto& w : done) w.store(0, std::memory_order_relaxed);
+  for (int64_t w = 0; w < (count + 63) / 64; ++w) done[w].store(0, std::memory_order_relaxed);
   Tracked tracked{task, task_context, count, done};
   try {
     parallel_for(context, count, RunTracked, &tracked);

@@ -336,7 +336,7 @@ TEST(CppApi, ViewCopiesOwnTheirDimsWhereverTheShapePoints) {
     const char* lo = reinterpret_cast<const char*>(&w);
     const bool in_w = reinterpret_cast<const char*>(w.shape) >= lo &&
                       reinterpret_cast<const char*>(w.shape) < lo + sizeof w;
-    EXPECT_TRUE(deep || in_w) << "the copy's shape points outside it";
+    EXPECT_TRUE(in_w) << "the copy's shape points outside it";
     EXPECT_NE(w.shape, v->shape);
     delete v;  // the copy must not read it any more (the asan preset runs this)
     ASSERT_EQ(w.rank, 2);

@@ -419,6 +419,18 @@ TEST(Parallel, RunnersThatSkipTasksOrThrowFailTheCall) {
       }
     }
   }
+  // Per tensor, a runner that fails only in the second call (the codes, after the scale is
+  // written) fails the call too.
+  BrokenRunner second{BrokenRunner::kSkipFirstCallsTaskZero};
+  const qlinear_parallel_options o = FourTasks(BrokenRunner::ParallelFor, &second);
+  const qlinear_dynamic_attrs d = Int8OnAxis0(QLINEAR_GRANULARITY_TENSOR);
+  std::vector<int8_t> yd(c.x.size());
+  float sd = 0.0f;
+  second.calls = -1;  // call -1 runs every task, call 0 skips task 0
+  EXPECT_EQ(qlinear_quantize_dynamic_parallel(&c.tx, &d, yd.data(), yd.size(), &sd, 4, nullptr, 0, &o),
+            QLINEAR_INTERNAL_ERROR);
+  EXPECT_EQ(second.calls, 1);
+  EXPECT_NE(std::string(qlinear_last_error()).find("parallel_for"), std::string::npos) << qlinear_last_error();
 }
 
 // A caller's parallel-for that runs the tasks on the calling thread and, before each, makes

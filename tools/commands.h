@@ -11,8 +11,8 @@ namespace tools {
 
 void PrintCpu();
 int RunInfo();
-// "" when calls can run here; else why every call fails (QLINEAR_TARGET or QLINEAR_QUANTIZE_PATH
-// set to a value the library refuses), as the library says it.
+// "" when calls can run here; else why they fail (QLINEAR_TARGET set to a value the library
+// refuses: every call; QLINEAR_QUANTIZE_PATH: quantizing ones), as the library says it.
 std::string CallsFailBecause();
 // Quantizes `elements` random floats to several output types and prints elements/s.
 int RunDemo(int64_t elements);

@@ -265,9 +265,10 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
 /* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
  * in any order and on any threads, and return when all have returned (a task called with an i
  * outside that range returns at once without touching anything; one called again rewrites the
- * same bytes). A runner that returns before every task has run, or lets an exception escape (C++),
- * ends the call with QLINEAR_INTERNAL_ERROR and a message naming parallel_for: the tasks that ran
- * may have written part of the outputs. A dynamic quantization whose groups span the tensor
+ * same bytes). A runner that returns having never started some tasks, or lets an exception escape
+ * (C++) once every task it started has returned, ends the call with QLINEAR_INTERNAL_ERROR and a
+ * message naming parallel_for: the tasks that ran may have written part of the outputs. Returning
+ * or throwing while a task still runs is undefined behaviour. A dynamic quantization whose groups span the tensor
  * (per tensor, per axis strided in memory) calls parallel_for twice: statistics, then codes. */
 typedef void (*qlinear_task_fn)(void* task_context, int64_t task_index);
 typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count,
