@@ -48,6 +48,11 @@ struct HostileCall {
   uint8_t fp_mode = 0;      // the caller's floating-point mode during the call (api_fuzzer.cc)
 };
 
+// The header's tensor shapes: a rank byte is taken mod kMaxRank + 1, a dimension byte below 0xC0
+// mod kMaxDim + 1.
+constexpr int kMaxRank = 6;
+constexpr int kMaxDim = 39;
+
 struct FuzzCall {
   uint8_t op = 0;  // 0 QuantizeLinear, 1 DequantizeLinear, 2 DynamicQuantizeLinear
   uint8_t opset = 25;
@@ -142,11 +147,11 @@ class Reader {
   // shape whose element count fits while a byte count of some input or output overflows.
   void Tensor(FuzzTensor* t) {
     t->dtype = U8();
-    const int rank = U8() % 7;
+    const int rank = U8() % (kMaxRank + 1);
     t->dims.clear();
     for (int k = 0; k < rank; ++k) {
       const uint8_t b = U8();
-      t->dims.push_back(b >= 0xC0 ? static_cast<int64_t>(uint64_t{1} << (b & 63)) : b % 40);
+      t->dims.push_back(b >= 0xC0 ? static_cast<int64_t>(uint64_t{1} << (b & 63)) : b % (kMaxDim + 1));
     }
   }
   void Extension(HostileCall* e) {

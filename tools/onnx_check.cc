@@ -471,7 +471,8 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
             ok = false;
             break;
           }
-          if (t.dims.size() > 6 || std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d > 39; })) {
+          if (t.dims.size() > static_cast<size_t>(fuzz::kMaxRank) ||
+              std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d > fuzz::kMaxDim; })) {
             ok = false;
             err = inputs[k].filename().string() + ": a shape beyond the api seed format (rank 6, dimensions 39)";
             break;
