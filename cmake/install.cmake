@@ -1,6 +1,6 @@
 # Install: headers, the shared library and/or the static archive, CMake package files
 # (find_package(qlinear CONFIG)), pkg-config files (qlinear.pc, qlinear-static.pc), LICENSE,
-# README and docs/. Every installed file is relocatable: `cmake --install BUILD --prefix P` may pick any P,
+# README, CHANGELOG and docs/. Every installed file is relocatable: `cmake --install BUILD --prefix P` may pick any P,
 # and P may be moved afterwards. Included from the top-level CMakeLists.txt before tools/, so
 # the strip rule below comes first in the install script.
 
@@ -28,8 +28,8 @@ if(QLINEAR_BUILD_STATIC)
 endif()
 install(FILES include/qlinear/qlinear.h include/qlinear/qlinear.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/qlinear)
-install(FILES LICENSE README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-# docs/ beside the README, so that its links (docs/abi.md, docs/examples/...) resolve.
+install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# docs/ beside the README, so that its links (CHANGELOG.md, docs/abi.md, docs/examples/...) resolve.
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 configure_package_config_file(cmake/qlinearConfig.cmake.in

@@ -2,7 +2,8 @@
 # The install as a user makes it: configure without an install prefix, build, then
 # `cmake --install BUILD --prefix P`; move P (the tree must be relocatable), then build and run
 # the docs/examples consumers: CMake with the shared and the static library, pkg-config with
-# both, and a plain `gcc app.c $(pkg-config --cflags --libs qlinear)`.
+# both, a C-only CMake project under old policies, and a plain
+# `gcc app.c $(pkg-config --cflags --libs qlinear)`.
 # Usage: run_install_test.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
@@ -29,7 +30,8 @@ libdir=$(dirname "$(ls "$prefix"/lib*/libqlinear.a)")
 
 echo "== installed files"
 for f in include/qlinear/qlinear.h include/qlinear/qlinear.hpp bin/qlinear \
-         share/doc/qlinear/LICENSE share/doc/qlinear/README.md share/doc/qlinear/docs/abi.md \
+         share/doc/qlinear/LICENSE share/doc/qlinear/README.md share/doc/qlinear/CHANGELOG.md \
+         share/doc/qlinear/docs/abi.md \
          share/doc/qlinear/docs/examples/example.c; do
   [[ -f $prefix/$f ]] || fail "missing $f"
 done
@@ -66,6 +68,17 @@ for kind in shared static; do
     [[ $deps != *libqlinear* ]] || fail "static consumer loads libqlinear: $deps"
   fi
 done
+
+echo "== C-only CMake consumers, old policies"
+cmake -Wno-deprecated -S "$src/tests/consumer_c" -B "$work/consumer-c-static" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DQLINEAR_LINK=static -DEXAMPLES_DIR="$src/docs/examples" >/dev/null
+cmake --build "$work/consumer-c-static" >/dev/null
+"$work/consumer-c-static/example_c" >/dev/null || fail "C-only static example_c failed"
+# Without Highway's CMake package the archive is unusable; an optional component must not fail.
+cmake -Wno-deprecated -S "$src/tests/consumer_c" -B "$work/consumer-c-nohwy" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DQLINEAR_LINK=shared -DCMAKE_DISABLE_FIND_PACKAGE_hwy=ON -DEXAMPLES_DIR="$src/docs/examples" >/dev/null
+cmake --build "$work/consumer-c-nohwy" >/dev/null
+"$work/consumer-c-nohwy/example_c" >/dev/null || fail "C-only shared example_c failed"
 
 echo "== pkg-config consumers"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
