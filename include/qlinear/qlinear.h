@@ -181,7 +181,7 @@ typedef struct qlinear_quantize_attrs {
   int32_t opset;        /* the model's ai.onnx opset, 10..28; the operator version used is the
                            newest one <= opset. 0 = QLINEAR_NEWEST_OPSET. */
   int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only (ONNX
-                           ignores it for per-tensor scales, where it is not checked) */
+                           ignores it for per-tensor scales, where it is not checked); opset >= 13 */
   int64_t block_size;   /* default 0 (no blocking), else > 0; opset >= 21 */
   int32_t output_dtype; /* default 0 (from the zero point, else uint8); opset >= 21 */
   int32_t saturate;     /* default 1; 0 or 1 (other values are rejected, whatever the output
