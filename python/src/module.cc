@@ -1305,24 +1305,24 @@ py::tuple DynamicScales(py::handle ranges, py::handle output_dtype, py::handle s
   size_t y_bytes = 0, scale_bytes = 0, zp_bytes = 0;
   Check(qlinear_quantize_dynamic_output_info(&xv, &a, &y_bytes, &scale_bytes, &zp_bytes));
   const DynamicScaleShape ss(a, xv.rank, dims);
-  // ranges: float32, C-contiguous, 2 per group (NewRanges' layout, or flat).
-  if (!PyArray_Check(ranges.ptr())) Raise(PyExc_TypeError, "ranges: must be the float32 array dynamic_ranges returned");
-  PyArrayObject* ra = reinterpret_cast<PyArrayObject*>(ranges.ptr());
-  if (PyArray_DESCR(ra)->type_num != NPY_FLOAT32 || !PyArray_ISNOTSWAPPED(ra)) {
-    Raise(PyExc_TypeError, Format("ranges: must be float32 in native byte order, not %s",
-                                  NumpyName(PyArray_DESCR(ra)->type_num).c_str()));
+  // ranges: float32, 2 per group (NewRanges' layout, or flat); any other layout, byte order or
+  // alignment is copied once, as every array input is (a float* must be aligned for float).
+  py::object ranges_array = ToArray(ranges);
+  PyArrayObject* ra = Arr(ranges_array);
+  if (PyArray_DESCR(ra)->type_num != NPY_FLOAT32) {
+    Raise(PyExc_TypeError, Format("ranges: must be float32, as dynamic_ranges returns it, not %s",
+                                  DescrName(PyArray_DESCR(ra)).c_str()));
   }
-  if (!PyArray_IS_C_CONTIGUOUS(ra)) Raise(PyExc_ValueError, "ranges: must be C-contiguous");
   if (PyArray_SIZE(ra) != 2 * ss.groups) {
     Raise(PyExc_ValueError, Format("ranges: holds %lld values; %lld groups take 2 each (%lld)",
                                    static_cast<long long>(PyArray_SIZE(ra)), static_cast<long long>(ss.groups),
                                    static_cast<long long>(2 * ss.groups)));
   }
-  py::object aligned;  // a float* must be aligned for float (qlinear.h): a misaligned view is copied
-  if (!PyArray_ISALIGNED(ra)) {
-    aligned = py::reinterpret_steal<py::object>(PyArray_NewCopy(ra, NPY_CORDER));
-    if (!aligned) throw py::error_already_set();
-    ra = reinterpret_cast<PyArrayObject*>(aligned.ptr());
+  if (!PyArray_ISCARRAY_RO(ra) || !PyArray_ISNOTSWAPPED(ra)) {
+    PyObject* c = PyArray_FromArray(ra, PyArray_DescrFromType(NPY_FLOAT32), NPY_ARRAY_CARRAY_RO);
+    if (c == nullptr) throw py::error_already_set();
+    ranges_array = py::reinterpret_steal<py::object>(c);
+    ra = Arr(ranges_array);
   }
   const float* r = static_cast<const float*>(PyArray_DATA(ra));
   Output scale, zp;
