@@ -1,4 +1,7 @@
-// The C ABI: validate (plan), check the output, execute. Nothing throws across this boundary.
+// The C ABI: validate (plan), check the output, execute. Nothing throws across this boundary (a
+// thread that a caller's runner cancels or ends unwinds through it).
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -39,6 +42,8 @@ qlinear_status Guarded(Body&& body) {
     return Fail(QLINEAR_INTERNAL_ERROR, "%s", e.what());
   } catch (const std::bad_alloc&) {
     return Fail(QLINEAR_OUT_OF_MEMORY, "out of memory");
+  } catch (abi::__forced_unwind&) {
+    throw;  // a caller's runner cancelled or ended the calling thread: let it end
   } catch (...) {
     return Fail(QLINEAR_INTERNAL_ERROR, "internal error");
   }

@@ -35,6 +35,12 @@ class FpEnvGuard {
       __builtin_ia32_ldmxcsr((__builtin_ia32_stmxcsr() & ~kControl) | (saved_ & kControl));
     }
   }
+  // The defaults again, where code the library does not own (a caller's runner) may have left
+  // other modes; the caller's are still put back when the guard ends.
+  static void Reset() {
+    const unsigned now = __builtin_ia32_stmxcsr();
+    if ((now & kControl) != kDefault) __builtin_ia32_ldmxcsr((now & ~kControl) | kDefault);
+  }
   FpEnvGuard(const FpEnvGuard&) = delete;
   FpEnvGuard& operator=(const FpEnvGuard&) = delete;
 
@@ -55,6 +61,9 @@ class FpEnvGuard {
   }
   ~FpEnvGuard() {
     if (saved_ != 0) Write(saved_);
+  }
+  static void Reset() {
+    if (Read() != 0) Write(0);
   }
   FpEnvGuard(const FpEnvGuard&) = delete;
   FpEnvGuard& operator=(const FpEnvGuard&) = delete;
@@ -79,6 +88,9 @@ class FpEnvGuard {
   }
   ~FpEnvGuard() {
     if (saved_ != FE_TONEAREST) std::fesetround(saved_);
+  }
+  static void Reset() {
+    if (std::fegetround() != FE_TONEAREST) std::fesetround(FE_TONEAREST);
   }
   FpEnvGuard(const FpEnvGuard&) = delete;
   FpEnvGuard& operator=(const FpEnvGuard&) = delete;

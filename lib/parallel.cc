@@ -1,9 +1,12 @@
 #include "parallel.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 
+#include "fpenv.h"
 #include "kernels.h"
 
 #ifdef QLINEAR_HAVE_OPENMP
@@ -80,11 +83,16 @@ void TaskSplit::Run(int64_t count, void (*task)(void*, int64_t), void* task_cont
   Tracked tracked{task, task_context, count, done};
   try {
     parallel_for(context, count, RunTracked, &tracked);
+  } catch (abi::__forced_unwind&) {
+    throw;  // the thread is being cancelled or exits (pthread_exit): not an error to report
   } catch (...) {
     throw RunnerFailed(
         "options->parallel_for: threw an exception (a runner must not throw); the outputs may be "
         "partly written");
   }
+  // The call goes on on this thread (scales, a second runner call) under the defaults, whatever
+  // modes the runner left.
+  FpEnvGuard::Reset();
   int64_t ran = 0;
   for (int64_t w = 0; w < (count + 63) / 64; ++w) {
     ran += __builtin_popcountll(done[w].load(std::memory_order_acquire));

@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -467,6 +468,69 @@ TEST_P(FpEnvTest, ParallelDynamicTasksInTheirThreadsMode) {
       ASSERT_EQ(st, QLINEAR_OK);
       EXPECT_EQ(sc, want_s) << m.name << " on the calling thread, granularity " << granularity;
       EXPECT_EQ(y, want_y) << m.name << " on the calling thread, granularity " << granularity;
+    }
+  }
+}
+
+// A runner that runs the tasks on the calling thread and leaves it in another mode (a pool that
+// sets its modes on the threads it works on). The runner is entered under the defaults each
+// time, and what the call computes on the calling thread after it returns (a two-pass call's
+// scales, its second runner call) is the serial call's.
+struct ModeLeavingRunner {
+  uint64_t mode;
+  int calls = 0, entered_in_default = 0;
+  static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* context) {
+    ModeLeavingRunner& r = *static_cast<ModeLeavingRunner*>(self);
+    r.calls += 1;
+    r.entered_in_default += ReadMode() == kDefaultMode;
+    for (int64_t i = 0; i < count; ++i) task(context, i);
+    WriteMode(r.mode);
+  }
+};
+
+TEST_P(FpEnvTest, RunnerThatLeavesItsThreadInAnotherMode) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int64_t shape[2] = {512, 1000};
+  std::vector<float> x(512 * 1000);
+  for (float& v : x) v = normal(rng);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape, x.data()};
+  struct Setting {
+    int32_t y, granularity;
+    int64_t axis;
+  };
+  for (const Setting& g : {Setting{QLINEAR_DTYPE_UINT4, QLINEAR_GRANULARITY_AXIS, 1},
+                           Setting{QLINEAR_DTYPE_UINT8, QLINEAR_GRANULARITY_TENSOR, -1}}) {
+    qlinear_dynamic_attrs a;
+    qlinear_dynamic_attrs_init(&a);
+    a.output_dtype = g.y;
+    a.rule = QLINEAR_SCALE_MINMAX;
+    a.granularity = g.granularity;
+    a.axis = g.axis;
+    a.block_size = 0;
+    size_t yb = 0, sb = 0, zb = 0;
+    ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_OK);
+    std::vector<uint8_t> want_y(yb), want_s(sb), want_z(zb);
+    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &a, want_y.data(), yb, want_s.data(), sb, want_z.data(), zb), QLINEAR_OK);
+    for (const Mode& m : kModes) {
+      ModeLeavingRunner runner{m.bits};
+      qlinear_parallel_options o;
+      qlinear_parallel_options_init(&o);
+      o.max_threads = 4;
+      o.min_elements_per_task = 4096;
+      o.parallel_for = ModeLeavingRunner::ParallelFor;
+      o.runner_context = &runner;
+      std::vector<uint8_t> y(yb, 0xCD), sc(sb, 0xCD), z(zb, 0xCD);
+      const uint64_t after = InMode(kDefaultMode, [&] {
+        ASSERT_EQ(qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), yb, sc.data(), sb, z.data(), zb, &o),
+                  QLINEAR_OK);
+      });
+      EXPECT_EQ(after, kDefaultMode) << m.name << ": the caller's mode is not back";
+      EXPECT_EQ(runner.calls, 2) << m.name;
+      EXPECT_EQ(runner.entered_in_default, runner.calls) << m.name << ": a runner call began in another mode";
+      EXPECT_EQ(sc, want_s) << m.name << " left by the runner, granularity " << g.granularity;
+      EXPECT_EQ(z, want_z) << m.name << " left by the runner, granularity " << g.granularity;
+      EXPECT_EQ(y, want_y) << m.name << " left by the runner, granularity " << g.granularity;
     }
   }
 }

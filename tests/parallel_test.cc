@@ -3,6 +3,8 @@
 // call bit for bit; bad ranges and options are rejected with the output untouched.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstring>
 #include <new>
@@ -431,6 +433,56 @@ TEST(Parallel, RunnersThatSkipTasksOrThrowFailTheCall) {
             QLINEAR_INTERNAL_ERROR);
   EXPECT_EQ(second.calls, 1);
   EXPECT_NE(std::string(qlinear_last_error()).find("parallel_for"), std::string::npos) << qlinear_last_error();
+}
+
+// A runner whose thread ends inside it (pthread_exit; pthread_cancel unwinds the same way): the
+// thread ends as its runner asked, and the process goes on. glibc aborts the process when the
+// unwinding is caught and not rethrown.
+void ExitingRunner(void*, int64_t count, qlinear_task_fn task, void* ctx) {
+  for (int64_t i = 0; i < count; ++i) task(ctx, i);
+  pthread_exit(reinterpret_cast<void*>(42));
+}
+
+TEST(Parallel, ARunnerThatEndsItsThreadEndsOnlyThatThread) {
+  const Layout2D big{{700, 1001}, {1001}, 1, 0, "per axis, last"};
+  Call c(big, QLINEAR_DTYPE_INT8);
+  const qlinear_parallel_options o = FourTasks(ExitingRunner, nullptr);
+  std::vector<uint8_t> y(c.y_bytes, 0);
+  const qlinear_dynamic_attrs d = Int8OnAxis0(QLINEAR_GRANULARITY_TENSOR);
+  std::vector<int8_t> yd(c.x.size());
+  float sd = 0.0f;
+  for (int call = 0; call < 2; ++call) {
+    pthread_t thread;
+    struct Args {
+      Call* c;
+      const qlinear_parallel_options* o;
+      std::vector<uint8_t>* y;
+      const qlinear_dynamic_attrs* d;
+      std::vector<int8_t>* yd;
+      float* sd;
+      int call;
+    } args{&c, &o, &y, &d, &yd, &sd, call};
+    ASSERT_EQ(pthread_create(
+                  &thread, nullptr,
+                  [](void* p) -> void* {
+                    const Args& a = *static_cast<const Args*>(p);
+                    if (a.call == 0) {
+                      qlinear_quantize_linear_parallel(&a.c->tx, &a.c->ts, nullptr, &a.c->a, a.y->data(), a.y->size(),
+                                                       a.o);
+                    } else {
+                      qlinear_quantize_dynamic_parallel(&a.c->tx, a.d, a.yd->data(), a.yd->size(), a.sd, 4, nullptr,
+                                                        0, a.o);
+                    }
+                    return nullptr;  // not reached: the runner ends the thread
+                  },
+                  &args),
+              0);
+    void* result = nullptr;
+    ASSERT_EQ(pthread_join(thread, &result), 0);
+    EXPECT_EQ(result, reinterpret_cast<void*>(42)) << call;
+  }
+  // The library still serves this thread and others.
+  EXPECT_EQ(c.Whole().size(), c.y_bytes);
 }
 
 // A caller's parallel-for that runs the tasks on the calling thread and, before each, makes

@@ -87,7 +87,8 @@
  * exceptions masked) and restores the caller's modes before it returns, on the calling thread
  * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
  * modes between tasks). A caller's parallel_for itself runs on the calling thread with the
- * defaults in force; its own code on other threads, outside qlinear's tasks, sees those
+ * defaults in force (each time it is called; modes it leaves on that thread are reset when it
+ * returns); its own code on other threads, outside qlinear's tasks, sees those
  * threads' modes, and each task runs under the defaults. The modes
  * are read on entry and written only when they differ from the defaults. Exception flags raised
  * by a call stay set.
@@ -268,7 +269,9 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
  * same bytes). A runner that returns having never started some tasks, or lets an exception escape
  * (C++) once every task it started has returned, ends the call with QLINEAR_INTERNAL_ERROR and a
  * message naming parallel_for: the tasks that ran may have written part of the outputs. Returning
- * or throwing while a task still runs is undefined behaviour. A dynamic quantization whose groups span the tensor
+ * or throwing while a task still runs is undefined behaviour. A runner may end the calling thread
+ * (pthread_exit, or a cancellation it acts on) once its started tasks have returned: the call
+ * ends with the thread, its outputs partly written. A dynamic quantization whose groups span the tensor
  * (per tensor, per axis strided in memory) calls parallel_for twice: statistics, then codes. */
 typedef void (*qlinear_task_fn)(void* task_context, int64_t task_index);
 typedef void (*qlinear_parallel_for_fn)(void* runner_context, int64_t task_count,
