@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -105,6 +106,26 @@ constexpr int64_t kReference = 0;  // "target" value for reference rows
 
 std::string TargetLabel(int64_t t) { return t == kReference ? "REF" : hwy::TargetName(t); }
 
+// The statuses of a row's timed calls. A failed call returns at once and would read as an absurd
+// rate: the first failure's message is kept and the row ends as an error.
+class CallStatus {
+ public:
+  void Note(qlinear_status status) {
+    if (HWY_UNLIKELY(status != QLINEAR_OK) && message_.empty()) {
+      message_ = std::string(qlinear_status_name(status)) + ": " + qlinear_last_error();
+    }
+  }
+  // True, with the row marked as an error, when a call failed.
+  bool Failed(benchmark::State& state) const {
+    if (message_.empty()) return false;
+    state.SkipWithError(message_.c_str());
+    return true;
+  }
+
+ private:
+  std::string message_;
+};
+
 struct Case {
   const char* op;  // "Quantize" or "Dequantize"
   int32_t xt, st, yt;
@@ -189,6 +210,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
   std::string diff;
   size_t ybytes = 0;
   bool ok = true;
+  CallStatus calls;
   if (std::string(c.op) == "Quantize") {
     harness::QuantizeCall call({c.xt, xs, std::move(x)}, {c.st, ss, std::move(s)}, axis, block);
     call.attrs.output_dtype = c.yt;
@@ -207,9 +229,10 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
       if (target == kReference) {
         QuantizeReference(plan, y.data(), 0, n);
       } else if (first > 0) {
-        qlinear_quantize_linear_range(&slice, &ts, nullptr, &call.attrs, first, n - first, y.data(), range_bytes);
+        calls.Note(qlinear_quantize_linear_range(&slice, &ts, nullptr, &call.attrs, first, n - first, y.data(),
+                                                 range_bytes));
       } else {
-        qlinear_quantize_linear(&tx, &ts, nullptr, &call.attrs, y.data(), ybytes);
+        calls.Note(qlinear_quantize_linear(&tx, &ts, nullptr, &call.attrs, y.data(), ybytes));
       }
       benchmark::ClobberMemory();
     }
@@ -230,7 +253,7 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
       if (target == kReference) {
         DequantizeReference(plan, yp, 0, n);
       } else {
-        qlinear_dequantize_linear(&tx, &ts, zp, &call.attrs, yp, ybytes);
+        calls.Note(qlinear_dequantize_linear(&tx, &ts, zp, &call.attrs, yp, ybytes));
       }
       benchmark::ClobberMemory();
     }
@@ -239,6 +262,8 @@ void BM_Op(benchmark::State& state, Case c, int64_t target) {
     state.SkipWithError(qlinear_last_error());
   } else if (!diff.empty()) {
     state.SkipWithError(("differs from the reference: " + diff).c_str());
+  } else {
+    calls.Failed(state);
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * (x_bytes + static_cast<int64_t>(ybytes)));
@@ -258,10 +283,12 @@ void BM_Dynamic(benchmark::State& state, int64_t target) {
   hwy::SetSupportedTargetsForTest(target);
   float scale;
   uint8_t zp;
+  CallStatus calls;
   for (auto _ : state) {
-    qlinear_dynamic_quantize_linear(&tx, y.data(), y.size(), &scale, &zp);
+    calls.Note(qlinear_dynamic_quantize_linear(&tx, y.data(), y.size(), &scale, &zp));
     benchmark::ClobberMemory();
   }
+  calls.Failed(state);
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
   state.SetLabel(TargetLabel(DispatchedTarget()));
@@ -292,15 +319,18 @@ void BM_Backward(benchmark::State& state, int64_t target, TrainingRow row) {
     return;
   }
   hwy::SetSupportedTargetsForTest(target);
+  CallStatus calls;
   for (auto _ : state) {
     if (row == TrainingRow::kMaskedForward) {
-      qlinear_quantize_linear_masked(&tx, &ts, &tz, nullptr, y.data(), y.size(), mask.data(), mask.size());
+      calls.Note(qlinear_quantize_linear_masked(&tx, &ts, &tz, nullptr, y.data(), y.size(), mask.data(), mask.size()));
     } else {
-      qlinear_quantize_linear_backward(&tx, &ts, &tz, nullptr, &tdy, 1.0f, given_mask ? mask.data() : nullptr,
-                                       mask.size(), dx.data(), dx.size() * 4);
+      calls.Note(qlinear_quantize_linear_backward(&tx, &ts, &tz, nullptr, &tdy, 1.0f,
+                                                  given_mask ? mask.data() : nullptr, mask.size(), dx.data(),
+                                                  dx.size() * 4));
     }
     benchmark::ClobberMemory();
   }
+  calls.Failed(state);
   state.SetItemsProcessed(state.iterations() * n);
   const int64_t per_element = row == TrainingRow::kMaskedForward ? 5 : 12;  // bytes read and written
   state.SetBytesProcessed(state.iterations() * (n * per_element + static_cast<int64_t>(mask.size())));
@@ -325,10 +355,12 @@ void BM_Parallel(benchmark::State& state, int threads) {
   qlinear_parallel_options o;
   qlinear_parallel_options_init(&o);
   o.max_threads = threads;
+  CallStatus calls;
   for (auto _ : state) {
-    qlinear_quantize_linear_parallel(&tx, &ts, nullptr, &a, y.data(), y.size(), &o);
+    calls.Note(qlinear_quantize_linear_parallel(&tx, &ts, nullptr, &a, y.data(), y.size(), &o));
     benchmark::ClobberMemory();
   }
+  calls.Failed(state);
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
   state.SetLabel(std::string(qlinear_active_target()) + (qlinear_openmp_enabled() ? " OpenMP" : " serial"));
@@ -348,10 +380,12 @@ void BM_DequantizeParallel(benchmark::State& state, int32_t x_type, int threads)
   qlinear_parallel_options o;
   qlinear_parallel_options_init(&o);
   o.max_threads = threads;
+  CallStatus calls;
   for (auto _ : state) {
-    qlinear_dequantize_linear_parallel(&tx, &ts, nullptr, nullptr, y.data(), y.size() * 4, &o);
+    calls.Note(qlinear_dequantize_linear_parallel(&tx, &ts, nullptr, nullptr, y.data(), y.size() * 4, &o));
     benchmark::ClobberMemory();
   }
+  calls.Failed(state);
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x_bytes + 4 * y.size()));
   state.SetLabel(std::string(qlinear_active_target()) + (qlinear_openmp_enabled() ? " OpenMP" : " serial"));
@@ -392,6 +426,13 @@ void BM_CeilingDequantize(benchmark::State& state, int64_t target, int per_byte)
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// The threaded ceilings' label: without OpenMP they run on one thread.
+#ifdef _OPENMP
+constexpr const char* kThreadsLabel = "OpenMP";
+#else
+constexpr const char* kThreadsLabel = "serial (no OpenMP)";
+#endif
+
 // The ceiling at `threads` threads (the best target): each thread streams its half.
 void BM_CeilingThreads(benchmark::State& state, int threads) {
   const int64_t n = state.range(0);
@@ -399,7 +440,9 @@ void BM_CeilingThreads(benchmark::State& state, int threads) {
   std::vector<uint8_t> out(static_cast<size_t>(n));
   const int64_t per = (n / threads + 63) / 64 * 64;
   for (auto _ : state) {
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
+#endif
     for (int t = 0; t < threads; ++t) {
       const int64_t b = std::min<int64_t>(n, t * per), e = std::min<int64_t>(n, b + per);
       HWY_DYNAMIC_DISPATCH(StreamCeiling)(in.data() + b, static_cast<size_t>(e - b), out.data() + b);
@@ -408,6 +451,7 @@ void BM_CeilingThreads(benchmark::State& state, int threads) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * n * 5);
+  state.SetLabel(kThreadsLabel);
 }
 
 // The DequantizeLinear ceiling (read n/2 bytes, write 4 per element) at `threads` threads.
@@ -417,7 +461,9 @@ void BM_CeilingDequantizeThreads(benchmark::State& state, int threads) {
   std::vector<float> out(static_cast<size_t>(n));
   const int64_t per = (n / threads + 63) / 64 * 64;
   for (auto _ : state) {
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
+#endif
     for (int t = 0; t < threads; ++t) {
       const int64_t b = std::min<int64_t>(n, t * per), e = std::min<int64_t>(n, b + per);
       HWY_DYNAMIC_DISPATCH(StreamCeilingDequantize)(in.data() + b / 2, static_cast<size_t>(e - b), out.data() + b);
@@ -426,6 +472,7 @@ void BM_CeilingDequantizeThreads(benchmark::State& state, int threads) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * (n / 2 + 4 * n));
+  state.SetLabel(kThreadsLabel);
 }
 
 #ifdef QLINEAR_HAVE_XNNPACK
@@ -474,7 +521,10 @@ void BM_XnnQuantize(benchmark::State& state) {
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
   const qlinear_tensor ts{QLINEAR_DTYPE_FLOAT, 0, nullptr, &scale};
   const qlinear_tensor tz{kSigned ? QLINEAR_DTYPE_INT8 : QLINEAR_DTYPE_UINT8, 0, nullptr, &zp};
-  qlinear_quantize_linear(&tx, &ts, &tz, nullptr, want.data(), want.size());
+  if (qlinear_quantize_linear(&tx, &ts, &tz, nullptr, want.data(), want.size()) != QLINEAR_OK) {
+    state.SkipWithError(qlinear_last_error());  // no reference: no mismatch count
+    return;
+  }
   int64_t mismatches = 0;
   for (size_t i = 0; i < want.size(); ++i) mismatches += want[i] != y[i];
   state.counters["mismatches"] = static_cast<double>(mismatches);
@@ -563,13 +613,14 @@ void BM_QuantizeDynamic(benchmark::State& state, DynamicCase c, DynamicRow row, 
   out.y = y.data();
   out.scale = s.data();
   out.zero_point = zp;
+  CallStatus calls;
   for (auto _ : state) {
     switch (row) {
       case DynamicRow::kDynamic:
-        qlinear_quantize_dynamic(&tx, &a, y.data(), yb, s.data(), sb, zp, zb);
+        calls.Note(qlinear_quantize_dynamic(&tx, &a, y.data(), yb, s.data(), sb, zp, zb));
         break;
       case DynamicRow::kGivenScales:
-        qlinear_quantize_linear(&tx, &ts, zp ? &tz : nullptr, &qa, y.data(), yb);
+        calls.Note(qlinear_quantize_linear(&tx, &ts, zp ? &tz : nullptr, &qa, y.data(), yb));
         break;
       case DynamicRow::kScalarReference:
         QuantizeDynamicReference(plan, out);
@@ -577,7 +628,11 @@ void BM_QuantizeDynamic(benchmark::State& state, DynamicCase c, DynamicRow row, 
     }
     benchmark::ClobberMemory();
   }
-  if (!ok) state.SkipWithError(qlinear_last_error());
+  if (!ok) {
+    state.SkipWithError(qlinear_last_error());
+  } else {
+    calls.Failed(state);
+  }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(x.size() * 4 + yb + sb + zb));
   state.SetLabel(TargetLabel(target == kReference ? kReference : DispatchedTarget()));
@@ -787,8 +842,13 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("targets_compiled", qlinear_compiled_targets());
   benchmark::AddCustomContext("targets_supported", qlinear_supported_targets());
   benchmark::AddCustomContext("target_dispatched", qlinear_active_target());
+  // Settings that change what rows measure (a pin runs every target's row on the pinned one).
+  for (const char* name : {"QLINEAR_TARGET", "QLINEAR_QUANTIZE_PATH", "OMP_NUM_THREADS"}) {
+    if (const char* value = std::getenv(name)) benchmark::AddCustomContext(name, value);
+  }
   qlinear::RegisterAll();
   benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
