@@ -86,6 +86,7 @@ void TaskSplit::Run(int64_t count, void (*task)(void*, int64_t), void* task_cont
   } catch (abi::__forced_unwind&) {
     throw;  // the thread is being cancelled or exits (pthread_exit): not an error to report
   } catch (...) {
+    FpEnvGuard::Reset();  // the guard puts back only modes that differed from the defaults
     throw RunnerFailed(
         "options->parallel_for: threw an exception (a runner must not throw); the outputs may be "
         "partly written");

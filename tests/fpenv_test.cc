@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -478,6 +479,7 @@ TEST_P(FpEnvTest, ParallelDynamicTasksInTheirThreadsMode) {
 // scales, its second runner call) is the serial call's.
 struct ModeLeavingRunner {
   uint64_t mode;
+  bool throws = false;  // then throws after leaving the mode: the caller's mode comes back too
   int calls = 0, entered_in_default = 0;
   static void ParallelFor(void* self, int64_t count, qlinear_task_fn task, void* context) {
     ModeLeavingRunner& r = *static_cast<ModeLeavingRunner*>(self);
@@ -485,14 +487,15 @@ struct ModeLeavingRunner {
     r.entered_in_default += ReadMode() == kDefaultMode;
     for (int64_t i = 0; i < count; ++i) task(context, i);
     WriteMode(r.mode);
+    if (r.throws) throw std::runtime_error("pool shut down");
   }
 };
 
 TEST_P(FpEnvTest, RunnerThatLeavesItsThreadInAnotherMode) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 3.0f);
-  const int64_t shape[2] = {256, 500};  // four tasks of 32000 (small: this runs under qemu too)
-  std::vector<float> x(256 * 500);
+  const int64_t shape[2] = {64, 1000};  // four tasks of 16000 (small: every target, qemu too)
+  std::vector<float> x(64 * 1000);
   for (float& v : x) v = normal(rng);
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape, x.data()};
   struct Setting {
@@ -531,6 +534,12 @@ TEST_P(FpEnvTest, RunnerThatLeavesItsThreadInAnotherMode) {
       EXPECT_EQ(sc, want_s) << m.name << " left by the runner, granularity " << g.granularity;
       EXPECT_EQ(z, want_z) << m.name << " left by the runner, granularity " << g.granularity;
       EXPECT_EQ(y, want_y) << m.name << " left by the runner, granularity " << g.granularity;
+      runner.throws = true;
+      const uint64_t after_throw = InMode(kDefaultMode, [&] {
+        EXPECT_EQ(qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), yb, sc.data(), sb, z.data(), zb, &o),
+                  QLINEAR_INTERNAL_ERROR);
+      });
+      EXPECT_EQ(after_throw, kDefaultMode) << m.name << ": a throwing runner's mode outlived the call";
     }
   }
 }

@@ -182,7 +182,8 @@ typedef struct qlinear_quantize_attrs {
   int32_t opset;        /* the model's ai.onnx opset, 10..28; the operator version used is the
                            newest one <= opset. 0 = QLINEAR_NEWEST_OPSET. */
   int64_t axis;         /* default 1; negative counts from the back; per-axis/blocked only (ONNX
-                           ignores it for per-tensor scales, where it is not checked); opset >= 13 */
+                           ignores it for per-tensor scales, where from opset 13 on it is not
+                           checked); opset >= 13 */
   int64_t block_size;   /* default 0 (no blocking), else > 0; opset >= 21 */
   int32_t output_dtype; /* default 0 (from the zero point, else uint8); opset >= 21 */
   int32_t saturate;     /* default 1; 0 or 1 (other values are rejected, whatever the output
@@ -194,7 +195,7 @@ typedef struct qlinear_quantize_attrs {
 typedef struct qlinear_dequantize_attrs {
   uint32_t struct_size;
   int32_t opset;
-  int64_t axis;         /* default 1 */
+  int64_t axis;         /* default 1; opset >= 13 */
   int64_t block_size;   /* default 0; opset >= 21 */
   int32_t output_dtype; /* default 0 (= the scale's type); 1, 10 or 16; opset >= 23 */
   int32_t reserved;     /* must be 0 */

@@ -259,13 +259,19 @@ def test_sharded_errors():
     s_aligned, _ = qlinear.dynamic_scales(ranges_src, "int8", shape=[4], granularity="tensor")
     s_mis, _ = qlinear.dynamic_scales(ranges, "int8", shape=[4], granularity="tensor")
     assert s_mis == s_aligned == np.float32(1.0) / np.float32(127.0)
-    # Any other layout or byte order is copied too, as every array input is.
-    strided = np.float32([[1.0, 7.0, 1.0, 7.0]])[:, ::2]
-    reversed_ = ranges_src[:, ::-1]
+    # Any other layout or byte order is copied too, as every array input is, in element order:
+    # MINMAX's zero point tells the two entries of a group apart.
+    pair = np.float32([[1.0, 3.0]])
+    s_pair, z_pair = qlinear.dynamic_scales(pair, "uint8", shape=[4], rule="minmax", granularity="tensor")
+    strided = np.float32([[1.0, 7.0, 3.0, 7.0]])[:, ::2]
+    reversed_ = np.float32([[3.0, 1.0]])[:, ::-1]
     assert not strided.flags.c_contiguous and not reversed_.flags.c_contiguous
-    for other in (ranges_src.astype(">f4"), strided, reversed_, memoryview(ranges_src)):
-        s_other, _ = qlinear.dynamic_scales(other, "int8", shape=[4], granularity="tensor")
-        assert s_other == s_aligned
+    s_swapped, z_swapped = qlinear.dynamic_scales(pair[:, ::-1].copy(), "uint8", shape=[4], rule="minmax",
+                                                  granularity="tensor")
+    assert z_swapped != z_pair
+    for other in (pair.astype(">f4"), strided, reversed_, memoryview(pair)):
+        s_other, z_other = qlinear.dynamic_scales(other, "uint8", shape=[4], rule="minmax", granularity="tensor")
+        assert s_other == s_pair and z_other == z_pair
     with pytest.raises(TypeError, match=r"ranges: must be float32, as dynamic_ranges returns it, not float64"):
         qlinear.dynamic_scales([1.0, 1.0], "int8", shape=[4], granularity="tensor")
     with pytest.raises(TypeError, match="x_dtype: dynamic quantization takes float32, float16 or bfloat16"):
