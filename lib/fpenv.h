@@ -24,16 +24,18 @@ namespace qlinear {
 
 // MXCSR: bits 0-5 are sticky exception flags (left as they are), bits 6-15 control: DAZ (6), the
 // six exception masks (7-12), rounding (13-14), FTZ (15). Default: all masked, nearest, no
-// flushing. (x87 is not used for float math on x86-64.)
+// flushing. x87 is not used for float math on x86-64, but its control word is put back too: a
+// caller's runner that calls fesetround changes both, and fegetround reads the x87 word.
 class FpEnvGuard {
  public:
-  FpEnvGuard() : saved_(__builtin_ia32_stmxcsr()) {
+  FpEnvGuard() : saved_(__builtin_ia32_stmxcsr()), saved_x87_(X87Control()) {
     if ((saved_ & kControl) != kDefault) __builtin_ia32_ldmxcsr((saved_ & ~kControl) | kDefault);
   }
   ~FpEnvGuard() {
     if ((saved_ & kControl) != kDefault) {
       __builtin_ia32_ldmxcsr((__builtin_ia32_stmxcsr() & ~kControl) | (saved_ & kControl));
     }
+    if (X87Control() != saved_x87_) __asm__ __volatile__("fldcw %0" : : "m"(saved_x87_));
   }
   // The defaults again, where code the library does not own (a caller's runner) may have left
   // other modes; the caller's are still put back when the guard ends.
@@ -45,9 +47,15 @@ class FpEnvGuard {
   FpEnvGuard& operator=(const FpEnvGuard&) = delete;
 
  private:
+  static unsigned short X87Control() {
+    unsigned short cw;
+    __asm__ __volatile__("fnstcw %0" : "=m"(cw));
+    return cw;
+  }
   static constexpr unsigned kControl = 0xFFC0u;
   static constexpr unsigned kDefault = 0x1F80u;
   unsigned saved_;
+  unsigned short saved_x87_;
 };
 
 #elif defined(QLINEAR_FPENV_FPCR)

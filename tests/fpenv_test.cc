@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -545,6 +546,49 @@ TEST_P(FpEnvTest, RunnerThatLeavesItsThreadInAnotherMode) {
 }
 
 #endif  // QLINEAR_NO_FP_MODES
+
+// A runner that calls fesetround changes every rounding control the C library knows (on x86 the
+// x87 control word as well as MXCSR; fegetround reads the x87 one): the caller's rounding, as
+// fegetround reports it, is back when the call returns, and the bytes are the serial call's.
+void UpwardRunner(void*, int64_t count, qlinear_task_fn task, void* ctx) {
+  std::fesetround(FE_UPWARD);
+  for (int64_t i = 0; i < count; ++i) task(ctx, i);
+}
+
+TEST(FpEnvRunner, FesetroundInARunnerLeavesTheCallersRounding) {
+  const int64_t shape[2] = {64, 1000};
+  std::vector<float> x(64 * 1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(1 + i % 13);
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape, x.data()};
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_UINT4;
+  a.rule = QLINEAR_SCALE_MINMAX;
+  a.granularity = QLINEAR_GRANULARITY_AXIS;
+  a.axis = 1;
+  a.block_size = 0;
+  size_t yb = 0, sb = 0, zb = 0;
+  ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &a, &yb, &sb, &zb), QLINEAR_OK);
+  std::vector<uint8_t> want_y(yb), want_s(sb), want_z(zb);
+  ASSERT_EQ(qlinear_quantize_dynamic(&tx, &a, want_y.data(), yb, want_s.data(), sb, want_z.data(), zb), QLINEAR_OK);
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = 4;
+  o.min_elements_per_task = 4096;
+  o.parallel_for = UpwardRunner;
+  for (const int callers : {FE_TOWARDZERO, FE_TONEAREST}) {
+    std::vector<uint8_t> y(yb, 0xCD), sc(sb, 0xCD), z(zb, 0xCD);
+    ASSERT_EQ(std::fesetround(callers), 0);
+    const qlinear_status s = qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), yb, sc.data(), sb, z.data(), zb, &o);
+    const int after = std::fegetround();
+    std::fesetround(FE_TONEAREST);
+    EXPECT_EQ(s, QLINEAR_OK) << qlinear_last_error();
+    EXPECT_EQ(after, callers) << "the runner's FE_UPWARD outlived the call";
+    EXPECT_EQ(y, want_y);
+    EXPECT_EQ(sc, want_s);
+    EXPECT_EQ(z, want_z);
+  }
+}
 
 }  // namespace
 }  // namespace qlinear
