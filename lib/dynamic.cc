@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstddef>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -207,6 +208,12 @@ qlinear_status ReadDynamicAttrs(const qlinear_dynamic_attrs* in, qlinear_dynamic
   qlinear_dynamic_attrs& a = *out;
   qlinear_status s = ReadAttrs(in, qlinear_dynamic_attrs_init, &a);
   if (s != QLINEAR_OK) return s;
+  // A struct that ends before block_size has its default: 32 for blocks, 0 (the only value the
+  // other granularities take) otherwise.
+  if (in != nullptr && in->struct_size < offsetof(qlinear_dynamic_attrs, block_size) + sizeof(a.block_size) &&
+      a.granularity != QLINEAR_GRANULARITY_BLOCK) {
+    a.block_size = 0;
+  }
   if (a.reserved != 0) return Fail(QLINEAR_INVALID_ARGUMENT, "attrs: reserved must be 0");
 
   // Output type and rule.

@@ -342,24 +342,36 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
   if (split == nullptr) {
     st.Compute(p, 0, n, 0, p.groups);
   } else {
-    // Each task counts the groups its elements touch (ScaleWindow: at most its element count or
-    // the axis length, so the parts together hold at most about x's element count), in buffers
-    // reserved here: the tasks allocate nothing.
-    const int64_t tasks = (n + split->per_task - 1) / split->per_task;
-    std::vector<Stats> parts(static_cast<size_t>(tasks));
-    std::vector<int64_t> firsts(parts.size()), counts(parts.size());
-    for (int64_t t = 0; t < tasks; ++t) {
-      const size_t i = static_cast<size_t>(t);
-      ScaleWindow(p.q.layout, t * split->per_task, std::min(n, (t + 1) * split->per_task), &firsts[i], &counts[i]);
-      parts[i].Reserve(p, counts[i]);
+    // Each task keeps statistics for the groups its elements touch (ScaleWindow), in buffers
+    // reserved here: the tasks allocate nothing. Many short tasks over many groups would keep
+    // up to a task's elements each; the parts together hold at most kPartialGroups or 4 per
+    // group (qlinear.h), with fewer, longer tasks where needed.
+    constexpr int64_t kPartialGroups = int64_t{1} << 20;
+    const int64_t budget = std::max(kPartialGroups, 4 * std::max<int64_t>(p.groups, 1));
+    int64_t per_task = split->per_task, tasks = 0;
+    std::vector<int64_t> firsts, counts;
+    for (;;) {
+      tasks = (n + per_task - 1) / per_task;
+      firsts.assign(static_cast<size_t>(tasks), 0);
+      counts.assign(static_cast<size_t>(tasks), 0);
+      int64_t held = 0;
+      for (int64_t t = 0; t < tasks; ++t) {
+        const size_t i = static_cast<size_t>(t);
+        ScaleWindow(p.q.layout, t * per_task, std::min(n, (t + 1) * per_task), &firsts[i], &counts[i]);
+        held += counts[i];
+      }
+      if (held <= budget || tasks == 1) break;
+      per_task = per_task > n / 2 ? n : 2 * per_task;
     }
+    std::vector<Stats> parts(static_cast<size_t>(tasks));
+    for (size_t i = 0; i < parts.size(); ++i) parts[i].Reserve(p, counts[i]);
     struct Context {
       const DynamicPlan* p;
       std::vector<Stats>* parts;
       const std::vector<int64_t>* firsts;
       const std::vector<int64_t>* counts;
       int64_t per_task, n, tasks;
-    } ctx{&p, &parts, &firsts, &counts, split->per_task, n, tasks};
+    } ctx{&p, &parts, &firsts, &counts, per_task, n, tasks};
     split->Run(tasks, [](void* c, int64_t t) {
       const Context& k = *static_cast<const Context*>(c);
       if (t < 0 || t >= k.tasks) return;  // a runner's index outside [0, tasks): ignored (qlinear.h)

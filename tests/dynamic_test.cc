@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -1165,6 +1166,36 @@ TEST(DynamicValidation, BadAttributesAreRejectedBeforeWriting) {
   qlinear_quantize_attrs qa;
   EXPECT_EQ(qlinear_quantize_attrs_for_dynamic(&bad[0].a, &qa), QLINEAR_INVALID_ARGUMENT);
   EXPECT_EQ(qlinear_quantize_attrs_for_dynamic(nullptr, &qa), QLINEAR_INVALID_ARGUMENT);  // output_dtype unset
+}
+
+// A struct from a header that ends before block_size: the field's default follows the
+// granularity (32 for blocks, 0 for the others, which take no other value).
+TEST(DynamicValidation, SmallerStructsTakeEveryGranularity) {
+  std::vector<float> x(4 * 40);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) - 7.5f;
+  const std::vector<int64_t> shape{4, 40};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  for (const int32_t g : {QLINEAR_GRANULARITY_TENSOR, QLINEAR_GRANULARITY_AXIS, QLINEAR_GRANULARITY_BLOCK}) {
+    const qlinear_dynamic_attrs full =
+        Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, g, g == QLINEAR_GRANULARITY_AXIS ? 0 : -1,
+              g == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
+    size_t yb = 0, sb = 0;
+    ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &full, &yb, &sb, nullptr), QLINEAR_OK);
+    std::vector<uint8_t> want_y(yb), want_s(sb);
+    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &full, want_y.data(), yb, want_s.data(), sb, nullptr, 0), QLINEAR_OK);
+    for (const size_t size : {offsetof(qlinear_dynamic_attrs, axis) + sizeof(int64_t),
+                              offsetof(qlinear_dynamic_attrs, granularity) + sizeof(int32_t)}) {
+      if (size < offsetof(qlinear_dynamic_attrs, axis) + sizeof(int64_t) && g == QLINEAR_GRANULARITY_AXIS) continue;
+      qlinear_dynamic_attrs a = full;
+      a.struct_size = static_cast<uint32_t>(size);
+      a.block_size = 77;  // beyond struct_size: not read
+      std::vector<uint8_t> y(yb, kSentinel), sc(sb, kSentinel);
+      EXPECT_EQ(qlinear_quantize_dynamic(&tx, &a, y.data(), yb, sc.data(), sb, nullptr, 0), QLINEAR_OK)
+          << "granularity " << g << ", struct_size " << size << ": " << qlinear_last_error();
+      EXPECT_EQ(y, want_y) << "granularity " << g << ", struct_size " << size;
+      EXPECT_EQ(sc, want_s) << "granularity " << g << ", struct_size " << size;
+    }
+  }
 }
 
 // More scales than the largest object holds (an empty x with a huge axis): the error names

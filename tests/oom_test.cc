@@ -21,11 +21,14 @@ namespace {
 
 // > 0: the allocation that brings it to 0 fails.
 std::atomic<int64_t> g_fail_countdown{0};
+// Bytes asked of operator new so far.
+std::atomic<uint64_t> g_bytes_asked{0};
 
 void* Allocate(size_t n) {
   if (g_fail_countdown.load(std::memory_order_relaxed) > 0 && g_fail_countdown.fetch_sub(1) == 1) {
     throw std::bad_alloc();
   }
+  g_bytes_asked.fetch_add(n, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -494,6 +497,43 @@ TEST(OutOfMemory, CppQuantizeDynamicReturnsAStatus) {
     }
   }
   FAIL() << "more than 1000 allocations";
+}
+
+// A parallel call over groups strided in memory keeps partial statistics per task; with as many
+// tasks as allowed, each as short as allowed, they stay within qlinear.h's bound: 8 bytes for
+// max(2^20, 4 x groups) groups, about 150 bytes per task, 36 per group (not x's size: 4M
+// elements here, whose 65536 tasks of 64 would otherwise keep 64 groups each).
+TEST(OutOfMemory, ParallelStatisticsStayWithinTheirBound) {
+  const int64_t rows = 65536, cols = 64;
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1021) * 0.01f - 5.0f;
+  const int64_t shape[2] = {rows, cols};
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape, x.data()};
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_UINT8;
+  a.rule = QLINEAR_SCALE_MINMAX;
+  a.granularity = QLINEAR_GRANULARITY_AXIS;
+  a.axis = 1;
+  a.block_size = 0;
+  std::vector<uint8_t> y(x.size()), want_y(x.size()), s(cols * 4), want_s(cols * 4), z(cols), want_z(cols);
+  ASSERT_EQ(qlinear_quantize_dynamic(&tx, &a, want_y.data(), want_y.size(), want_s.data(), want_s.size(),
+                                     want_z.data(), want_z.size()),
+            QLINEAR_OK);
+  qlinear_parallel_options o;
+  qlinear_parallel_options_init(&o);
+  o.max_threads = QLINEAR_MAX_THREADS;
+  o.min_elements_per_task = 1;
+  o.parallel_for = Backwards;
+  const uint64_t before = g_bytes_asked.load();
+  ASSERT_EQ(qlinear_quantize_dynamic_parallel(&tx, &a, y.data(), y.size(), s.data(), s.size(), z.data(), z.size(), &o),
+            QLINEAR_OK);
+  const uint64_t asked = g_bytes_asked.load() - before;
+  const uint64_t bound = 8 * (uint64_t{1} << 20) + 150 * uint64_t{QLINEAR_MAX_THREADS} + 36 * cols + (64 << 10);
+  EXPECT_LE(asked, bound) << "bytes allocated by the call";
+  EXPECT_EQ(y, want_y);
+  EXPECT_EQ(s, want_s);
+  EXPECT_EQ(z, want_z);
 }
 
 // x without data: the call's own error, before QuantizeDynamic allocates x's outputs.

@@ -44,7 +44,9 @@
  *   rows (the elements after the axis: 1 for the last axis) number fewer than 64 (not cut), and
  *   the tasks of a parallel call. The masked and backward calls decode their whole scale set for
  *   the call (up to 16 bytes per scale), and dynamic quantization of groups strided in memory (per
- *   axis on any axis but the last) keeps up to 36 bytes per group for the call. A QuantizeLinear,
+ *   axis on any axis but the outermost) keeps up to 36 bytes per group for the call; its
+ *   parallel form (and that of per tensor) adds each task's partial statistics: up to 8 bytes
+ *   for max(2^20, 4 x groups) groups in all, and about 150 bytes per task. A QuantizeLinear,
  *   DequantizeLinear, masked or backward call on an empty x decodes and allocates nothing.
  *   dlclose never unmaps the shared library (linked with -z nodelete): OpenMP's idle team and
  *   the threads' scratch destructors may run its code after a host's last call.
@@ -266,8 +268,8 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
 
 /* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
  * in any order and on any threads, and return when all have returned (a task called with an i
- * outside that range returns at once without touching anything; one called again rewrites the
- * same bytes). A runner that returns having never started some tasks, or lets an exception escape
+ * outside that range returns at once without touching anything; one called again after it returned
+ * rewrites the same bytes; one index must not run on two threads at once). A runner that returns having never started some tasks, or lets an exception escape
  * (C++) once every task it started has returned, ends the call with QLINEAR_INTERNAL_ERROR and a
  * message naming parallel_for: the tasks that ran may have written part of the outputs. Returning
  * or throwing while a task still runs is undefined behaviour. A runner may end the calling thread
@@ -387,7 +389,8 @@ typedef struct qlinear_dynamic_attrs {
   int32_t rule;         /* qlinear_scale_rule; default QLINEAR_SCALE_ABSMAX */
   int32_t granularity;  /* qlinear_granularity; default QLINEAR_GRANULARITY_BLOCK */
   int64_t axis;         /* default -1 (negative counts from the back); AXIS and BLOCK only */
-  int64_t block_size;   /* default 32; must be > 0 with BLOCK and 0 otherwise */
+  int64_t block_size;   /* default 32; must be > 0 with BLOCK and 0 otherwise (a struct that
+                           ends before this field: 32 with BLOCK, else 0) */
   int32_t scale_dtype;  /* default 0: the rule's (float8e8m0 for MX and POW2_CEIL, else float32);
                            ABSMAX/MINMAX: float32, float16 or bfloat16; MX/POW2_CEIL: float8e8m0 */
   int32_t reserved;     /* must be 0 */
