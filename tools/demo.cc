@@ -5,6 +5,7 @@
 #include <new>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "qlinear/qlinear.hpp"
@@ -14,6 +15,11 @@ namespace qlinear {
 namespace tools {
 
 int RunDemo(int64_t n) {
+  const std::string broken = CallsFailBecause();
+  if (!broken.empty()) {
+    std::fprintf(stderr, "qlinear demo: calls fail: %s\n", broken.c_str());
+    return 1;
+  }
   std::printf("qlinear %s, target %s: QuantizeLinear of %lld float32 values (per tensor)\n",
               Version(), ActiveTarget(), static_cast<long long>(n));
   std::vector<float> x;

@@ -124,6 +124,12 @@ bool ReadFloats(const std::string& path, std::vector<float>* x, std::string* why
 }
 
 int RunDynamicUnguarded(const DynamicCommandOptions& o) {
+  // Settings that make every call fail are the environment's fault, not the options' (exit 1).
+  const std::string broken = CallsFailBecause();
+  if (!broken.empty()) {
+    std::fprintf(stderr, "qlinear dynamic: calls fail: %s\n", broken.c_str());
+    return 1;
+  }
   qlinear_dynamic_attrs c;
   qlinear_dynamic_attrs_init(&c);
   if (!ParseScaleRule(o.rule, &c.rule)) return Fail("unknown rule ", "'" + o.rule + "' (absmax, minmax, mx, pow2_ceil)");

@@ -496,6 +496,9 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
   std::printf("%d seeds written to %s", written, out_dir.c_str());
   if (skipped > 0) std::printf(", %d cases skipped", skipped);
   std::printf("\n");
+  if (written == 0 && skipped == 0 && failed == 0) {
+    std::fprintf(stderr, "qlinear fuzz-seed: no node test (a folder with model.onnx and test_data_set_*/) under the PATHs\n");
+  }
   return written > 0 && failed == 0 ? 0 : 1;
 }
 
