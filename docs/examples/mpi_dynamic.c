@@ -6,7 +6,8 @@
  *   3. qlinear_dynamic_scales from them, then qlinear_quantize_linear_range on the rank's rows.
  * Rank 0 gathers the packed rows and checks rows, scales and zero points against one
  * qlinear_quantize_dynamic call on the whole tensor, byte for byte. Exit status 0 when equal.
- *   mpirun --oversubscribe -np 2 ./mpi_dynamic */
+ *   mpicc mpi_dynamic.c $(pkg-config --cflags --libs qlinear) -lm -o mpi_dynamic
+ *   mpirun --oversubscribe -np 2 ./mpi_dynamic      (as root, Open MPI also wants --allow-run-as-root) */
 #include <mpi.h>
 #include <math.h>
 #include <stdint.h>

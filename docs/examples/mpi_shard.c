@@ -2,7 +2,8 @@
  * tensor (whole rows), quantizes it to int4 with the GLOBAL per-axis scales (axis 1) through
  * qlinear_quantize_linear_range, and rank 0 gathers the packed slices and checks them against
  * one whole-tensor call, byte for byte. Exit status 0 when equal.
- *   mpirun --oversubscribe -np 2 ./mpi_shard */
+ *   mpicc mpi_shard.c $(pkg-config --cflags --libs qlinear) -lm -o mpi_shard
+ *   mpirun --oversubscribe -np 2 ./mpi_shard      (as root, Open MPI also wants --allow-run-as-root) */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>

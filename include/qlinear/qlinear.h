@@ -483,7 +483,9 @@ QLINEAR_API qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x,
  *                                                      to dx's type, which is dy's type)
  * i.e. the derivative of x / s where the quantizer passes x through, and 0 where it saturates.
  * Dividing by the scale (rather than passing dy unchanged) is the derivative of the forward
- * x / s: a caller that wants plain STE passes lda = s for per-tensor scales.
+ * x / s, with s as that division uses it: rounded to the precision type when `precision` is
+ * narrower than the scale's type. A caller that wants plain STE passes lda = that s for
+ * per-tensor scales (the scale itself when it is not rounded).
  * dy and dx: float32, float16 or bfloat16, x's shape; dx_bytes >= elements * sizeof(element).
  * clamp_mask: 1 bit per element (bit i % 8 of byte i / 8, 1 = clamped), ceil(n / 8) bytes.
  */

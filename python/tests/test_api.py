@@ -273,6 +273,19 @@ def test_masked_and_backward():
     assert dx16.dtype == np.float16
 
 
+def test_backward_divides_by_the_scale_the_division_used():
+    # precision float16 rounds a float32 scale of 0.1 to 0.0999755859375 before x / s: dx is
+    # dy * (lda / that), so lda = the rounded scale passes dy through unchanged, lda = 0.1 not.
+    x = np.float32([1.0, -2.0, 3.5])
+    dy = np.float32([1.0, 0.25, -3.0])
+    s16 = np.float32(np.float16(0.1))
+    for lda, want in ((float(s16), dy), (0.1, dy * (np.float32(0.1) / s16))):
+        dx = qlinear.quantize_linear_backward(x, np.float32(0.1), dy=dy, lda=lda, output_dtype="int8",
+                                              precision="float16")
+        np.testing.assert_array_equal(dx.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert not np.array_equal(dy * (np.float32(0.1) / s16), dy)
+
+
 def test_backward_bool_mask_every_length():
     # A bool mask is packed to bits by the module: every length around a byte and a vector, and
     # bool bytes other than 0 and 1 (which numpy can hold), count as set where nonzero.
