@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -344,10 +345,10 @@ void TwoPass(const DynamicPlan& p, const DynamicOutputs& out, const ScaleValues&
   } else {
     // Each task keeps statistics for the groups its elements touch (ScaleWindow), in buffers
     // reserved here: the tasks allocate nothing. Many short tasks over many groups would keep
-    // up to a task's elements each; the parts together hold at most kPartialGroups or 4 per
-    // group (qlinear.h), with fewer, longer tasks where needed.
+    // up to a task's elements each; the parts together hold at most kPartialGroups, or 64 tasks'
+    // worth of every group (qlinear.h), with fewer, longer tasks where needed.
     constexpr int64_t kPartialGroups = int64_t{1} << 20;
-    const int64_t budget = std::max(kPartialGroups, 4 * std::max<int64_t>(p.groups, 1));
+    const int64_t budget = std::max(kPartialGroups, p.groups > INT64_MAX / 64 ? INT64_MAX : 64 * p.groups);
     int64_t per_task = split->per_task, tasks = 0;
     std::vector<int64_t> firsts, counts;
     for (;;) {

@@ -1175,20 +1175,22 @@ TEST(DynamicValidation, SmallerStructsTakeEveryGranularity) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) - 7.5f;
   const std::vector<int64_t> shape{4, 40};
   const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 2, shape.data(), x.data()};
+  const size_t with_axis = offsetof(qlinear_dynamic_attrs, axis) + sizeof(int64_t);
+  const size_t without_axis = offsetof(qlinear_dynamic_attrs, granularity) + sizeof(int32_t);
   for (const int32_t g : {QLINEAR_GRANULARITY_TENSOR, QLINEAR_GRANULARITY_AXIS, QLINEAR_GRANULARITY_BLOCK}) {
-    const qlinear_dynamic_attrs full =
-        Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, g, g == QLINEAR_GRANULARITY_AXIS ? 0 : -1,
-              g == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
-    size_t yb = 0, sb = 0;
-    ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &full, &yb, &sb, nullptr), QLINEAR_OK);
-    std::vector<uint8_t> want_y(yb), want_s(sb);
-    ASSERT_EQ(qlinear_quantize_dynamic(&tx, &full, want_y.data(), yb, want_s.data(), sb, nullptr, 0), QLINEAR_OK);
-    for (const size_t size : {offsetof(qlinear_dynamic_attrs, axis) + sizeof(int64_t),
-                              offsetof(qlinear_dynamic_attrs, granularity) + sizeof(int32_t)}) {
-      if (size < offsetof(qlinear_dynamic_attrs, axis) + sizeof(int64_t) && g == QLINEAR_GRANULARITY_AXIS) continue;
+    for (const size_t size : {with_axis, without_axis}) {
+      // The full struct that asks for the same: axis 0 where the struct holds it, else -1.
+      const int64_t axis = size == with_axis && g == QLINEAR_GRANULARITY_AXIS ? 0 : -1;
+      const qlinear_dynamic_attrs full =
+          Attrs(QLINEAR_DTYPE_INT8, QLINEAR_SCALE_ABSMAX, g, axis, g == QLINEAR_GRANULARITY_BLOCK ? 32 : 0);
+      size_t yb = 0, sb = 0;
+      ASSERT_EQ(qlinear_quantize_dynamic_output_info(&tx, &full, &yb, &sb, nullptr), QLINEAR_OK);
+      std::vector<uint8_t> want_y(yb), want_s(sb);
+      ASSERT_EQ(qlinear_quantize_dynamic(&tx, &full, want_y.data(), yb, want_s.data(), sb, nullptr, 0), QLINEAR_OK);
       qlinear_dynamic_attrs a = full;
       a.struct_size = static_cast<uint32_t>(size);
       a.block_size = 77;  // beyond struct_size: not read
+      if (size == without_axis) a.axis = 1000;  // likewise
       std::vector<uint8_t> y(yb, kSentinel), sc(sb, kSentinel);
       EXPECT_EQ(qlinear_quantize_dynamic(&tx, &a, y.data(), yb, sc.data(), sb, nullptr, 0), QLINEAR_OK)
           << "granularity " << g << ", struct_size " << size << ": " << qlinear_last_error();

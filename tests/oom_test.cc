@@ -501,7 +501,7 @@ TEST(OutOfMemory, CppQuantizeDynamicReturnsAStatus) {
 
 // A parallel call over groups strided in memory keeps partial statistics per task; with as many
 // tasks as allowed, each as short as allowed, they stay within qlinear.h's bound: 8 bytes for
-// max(2^20, 4 x groups) groups, about 150 bytes per task, 36 per group (not x's size: 4M
+// max(2^20, 64 x groups) groups, about 150 bytes per task, 36 per group (not x's size: 4M
 // elements here, whose 65536 tasks of 64 would otherwise keep 64 groups each).
 TEST(OutOfMemory, ParallelStatisticsStayWithinTheirBound) {
   const int64_t rows = 65536, cols = 64;

@@ -44,7 +44,7 @@ expect 2 err "PATH is required|PATH" check
 expect 2 err "OUT_DIR: At least 2 required" fuzz-seed only-one
 expect 2 err "--format" fuzz-seed --format xml a b
 mkdir -p "$work/no_tests"
-expect 1 err "no node test \(a folder with model.onnx" fuzz-seed "$work/no_tests" "$work/no_seeds"
+expect 1 err "no single-node QuantizeLinear, DequantizeLinear or DynamicQuantizeLinear test" fuzz-seed "$work/no_tests" "$work/no_seeds"
 expect 2 err "frobnicate" frobnicate
 expect 2 err "[Uu]sage|COMMAND|Subcommands"
 # --version and --help: stdout, exit 0.
@@ -125,6 +125,8 @@ QLINEAR_TARGET=bogus expect 1 out "^FAIL the environment: calls fail: QLINEAR_TA
 # demo and dynamic: the environment's failure (exit 1) before any output, not a bad option (2).
 QLINEAR_TARGET=bogus expect 1 err "^qlinear demo: calls fail: QLINEAR_TARGET: 'bogus'" demo --elements 1000
 QLINEAR_QUANTIZE_PATH=bogus expect 1 err "^qlinear dynamic: calls fail: QLINEAR_QUANTIZE_PATH: 'bogus'" dynamic --elements 1000 --repeats 1
+QLINEAR_TARGET=bogus expect 2 err "^qlinear dynamic: --axis: 5 is out of range" dynamic --elements 1000 --shape 10,100 --granularity axis --axis 5
+QLINEAR_TARGET=bogus expect 2 err "^qlinear dynamic: unknown output type" dynamic --type bogus
 QLINEAR_TARGET=SCALAR expect 2 err "runs every target itself; unset QLINEAR_TARGET \(set to 'SCALAR'\)" selftest --seconds 1
 expect 0 out "SQNR +none" dynamic --input "$work/nan.raw" --rule mx --type float8e4m3fn --repeats 1
 expect 0 out "SQNR +exact" dynamic --input "$work/mx.raw" --rule mx --type float8e4m3fn --repeats 1

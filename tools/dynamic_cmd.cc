@@ -124,12 +124,6 @@ bool ReadFloats(const std::string& path, std::vector<float>* x, std::string* why
 }
 
 int RunDynamicUnguarded(const DynamicCommandOptions& o) {
-  // Settings that make every call fail are the environment's fault, not the options' (exit 1).
-  const std::string broken = CallsFailBecause();
-  if (!broken.empty()) {
-    std::fprintf(stderr, "qlinear dynamic: calls fail: %s\n", broken.c_str());
-    return 1;
-  }
   qlinear_dynamic_attrs c;
   qlinear_dynamic_attrs_init(&c);
   if (!ParseScaleRule(o.rule, &c.rule)) return Fail("unknown rule ", "'" + o.rule + "' (absmax, minmax, mx, pow2_ceil)");
@@ -179,6 +173,18 @@ int RunDynamicUnguarded(const DynamicCommandOptions& o) {
     shape_count *= d;
   }
   if (shape_count != n) return Fail("the shape does not hold the data: ", ShapeText(shape) + " vs " + std::to_string(n) + " values");
+
+  // The options as the library sees them (exit 2 when it rejects them), then settings that make
+  // every call fail: the environment's fault, not the options' (exit 1).
+  const qlinear_tensor cx{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(shape.size()), shape.data(), x.data()};
+  if (qlinear_quantize_dynamic_output_info(&cx, &c, nullptr, nullptr, nullptr) != QLINEAR_OK) {
+    return FailWithLibraryMessage(qlinear_last_error());
+  }
+  const std::string broken = CallsFailBecause();
+  if (!broken.empty()) {
+    std::fprintf(stderr, "qlinear dynamic: calls fail: %s\n", broken.c_str());
+    return 1;
+  }
 
   DynamicAttrs a;
   a.output_dtype = static_cast<DataType>(c.output_dtype);

@@ -497,7 +497,9 @@ int WriteFuzzSeeds(const std::vector<std::string>& paths, const std::string& out
   if (skipped > 0) std::printf(", %d cases skipped", skipped);
   std::printf("\n");
   if (written == 0 && skipped == 0 && failed == 0) {
-    std::fprintf(stderr, "qlinear fuzz-seed: no node test (a folder with model.onnx and test_data_set_*/) under the PATHs\n");
+    std::fprintf(stderr,
+                 "qlinear fuzz-seed: no single-node QuantizeLinear, DequantizeLinear or DynamicQuantizeLinear test "
+                 "(a folder with model.onnx and test_data_set_*/) under the PATHs\n");
   }
   return written > 0 && failed == 0 ? 0 : 1;
 }

@@ -44,9 +44,10 @@
  *   rows (the elements after the axis: 1 for the last axis) number fewer than 64 (not cut), and
  *   the tasks of a parallel call. The masked and backward calls decode their whole scale set for
  *   the call (up to 16 bytes per scale), and dynamic quantization of groups strided in memory (per
- *   axis on any axis but the outermost) keeps up to 36 bytes per group for the call; its
- *   parallel form (and that of per tensor) adds each task's partial statistics: up to 8 bytes
- *   for max(2^20, 4 x groups) groups in all, and about 150 bytes per task. A QuantizeLinear,
+ *   axis with a dimension above 1 before the axis) keeps up to 36 bytes per group for the call;
+ *   its parallel form (and that of per tensor) adds each task's partial statistics: up to 8
+ *   bytes for each group a task touches, max(2^20, 64 x groups) groups in all (more tasks than
+ *   that allows run the statistics in fewer, longer tasks), and about 150 bytes per task. A QuantizeLinear,
  *   DequantizeLinear, masked or backward call on an empty x decodes and allocates nothing.
  *   dlclose never unmaps the shared library (linked with -z nodelete): OpenMP's idle team and
  *   the threads' scratch destructors may run its code after a host's last call.
@@ -90,8 +91,9 @@
  * and in every parallel task (OpenMP's workers and a caller's pool threads keep their own
  * modes between tasks). A caller's parallel_for itself runs on the calling thread with the
  * defaults in force (each time it is called; modes it leaves on that thread are reset when it
- * returns); its own code on other threads, outside qlinear's tasks, sees those
- * threads' modes, and each task runs under the defaults. The modes
+ * returns, and on x86 the x87 control word, which fesetround also sets and fegetround reads,
+ * is put back as the caller had it when the call ends); its own code on other threads, outside
+ * qlinear's tasks, sees those threads' modes, and each task runs under the defaults. The modes
  * are read on entry and written only when they differ from the defaults. Exception flags raised
  * by a call stay set.
  */
@@ -483,8 +485,8 @@ QLINEAR_API qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x,
  *                                                      to dx's type, which is dy's type)
  * i.e. the derivative of x / s where the quantizer passes x through, and 0 where it saturates.
  * Dividing by the scale (rather than passing dy unchanged) is the derivative of the forward
- * x / s, with s as that division uses it: rounded to the precision type when `precision` is
- * narrower than the scale's type. A caller that wants plain STE passes lda = that s for
+ * x / s, with s as that division uses it: converted to the precision type when `precision`
+ * differs from the scale's type (a float32 scale with precision float16 is rounded). A caller that wants plain STE passes lda = that s for
  * per-tensor scales (the scale itself when it is not rounded).
  * dy and dx: float32, float16 or bfloat16, x's shape; dx_bytes >= elements * sizeof(element).
  * clamp_mask: 1 bit per element (bit i % 8 of byte i / 8, 1 = clamped), ceil(n / 8) bytes.
