@@ -24,18 +24,16 @@ namespace qlinear {
 
 // MXCSR: bits 0-5 are sticky exception flags (left as they are), bits 6-15 control: DAZ (6), the
 // six exception masks (7-12), rounding (13-14), FTZ (15). Default: all masked, nearest, no
-// flushing. x87 is not used for float math on x86-64, but its control word is put back too: a
-// caller's runner that calls fesetround changes both, and fegetround reads the x87 word.
+// flushing. (x87 is not used for float math on x86-64.)
 class FpEnvGuard {
  public:
-  FpEnvGuard() : saved_(__builtin_ia32_stmxcsr()), saved_x87_(X87Control()) {
+  FpEnvGuard() : saved_(__builtin_ia32_stmxcsr()) {
     if ((saved_ & kControl) != kDefault) __builtin_ia32_ldmxcsr((saved_ & ~kControl) | kDefault);
   }
   ~FpEnvGuard() {
     if ((saved_ & kControl) != kDefault) {
       __builtin_ia32_ldmxcsr((__builtin_ia32_stmxcsr() & ~kControl) | (saved_ & kControl));
     }
-    if (X87Control() != saved_x87_) __asm__ __volatile__("fldcw %0" : : "m"(saved_x87_));
   }
   // The defaults again, where code the library does not own (a caller's runner) may have left
   // other modes; the caller's are still put back when the guard ends.
@@ -47,15 +45,29 @@ class FpEnvGuard {
   FpEnvGuard& operator=(const FpEnvGuard&) = delete;
 
  private:
-  static unsigned short X87Control() {
+  static constexpr unsigned kControl = 0xFFC0u;
+  static constexpr unsigned kDefault = 0x1F80u;
+  unsigned saved_;
+};
+
+// Around a caller's runner: x87's control word, which the library never changes but a runner's
+// fesetround does (fegetround reads it), is put back as it was.
+class X87ControlKeeper {
+ public:
+  X87ControlKeeper() : saved_(Read()) {}
+  ~X87ControlKeeper() {
+    if (Read() != saved_) __asm__ __volatile__("fldcw %0" : : "m"(saved_));
+  }
+  X87ControlKeeper(const X87ControlKeeper&) = delete;
+  X87ControlKeeper& operator=(const X87ControlKeeper&) = delete;
+
+ private:
+  static unsigned short Read() {
     unsigned short cw;
     __asm__ __volatile__("fnstcw %0" : "=m"(cw));
     return cw;
   }
-  static constexpr unsigned kControl = 0xFFC0u;
-  static constexpr unsigned kDefault = 0x1F80u;
-  unsigned saved_;
-  unsigned short saved_x87_;
+  unsigned short saved_;
 };
 
 #elif defined(QLINEAR_FPENV_FPCR)
@@ -86,6 +98,14 @@ class FpEnvGuard {
   uint64_t saved_;
 };
 
+// Only x86 has a second control word for a runner to change. (A destructor of its own: not an
+// unused variable where it is used.)
+class X87ControlKeeper {
+ public:
+  X87ControlKeeper() {}
+  ~X87ControlKeeper() {}
+};
+
 #else
 
 // Elsewhere only the rounding mode can be set portably.
@@ -105,6 +125,14 @@ class FpEnvGuard {
 
  private:
   int saved_;
+};
+
+// Only x86 has a second control word for a runner to change. (A destructor of its own: not an
+// unused variable where it is used.)
+class X87ControlKeeper {
+ public:
+  X87ControlKeeper() {}
+  ~X87ControlKeeper() {}
 };
 
 #endif

@@ -81,6 +81,7 @@ void TaskSplit::Run(int64_t count, void (*task)(void*, int64_t), void* task_cont
   std::atomic<uint64_t> done[kWords];
   for (int64_t w = 0; w < (count + 63) / 64; ++w) done[w].store(0, std::memory_order_relaxed);
   Tracked tracked{task, task_context, count, done};
+  const X87ControlKeeper x87{};  // the caller's, whatever fesetround the runner calls
   try {
     parallel_for(context, count, RunTracked, &tracked);
   } catch (abi::__forced_unwind&) {

@@ -47,8 +47,9 @@
  *   axis with a dimension above 1 before the axis) keeps up to 36 bytes per group for the call;
  *   its parallel form (and that of per tensor) adds each task's partial statistics: up to 8
  *   bytes for each group a task touches, max(2^20, 64 x groups) groups in all (more tasks than
- *   that allows run the statistics in fewer, longer tasks), and about 150 bytes per task. A QuantizeLinear,
- *   DequantizeLinear, masked or backward call on an empty x decodes and allocates nothing.
+ *   that allows run the statistics in fewer, longer tasks), and about 150 bytes per task. A
+ *   QuantizeLinear, DequantizeLinear, masked or backward call on an empty x decodes and
+ *   allocates nothing.
  *   dlclose never unmaps the shared library (linked with -z nodelete): OpenMP's idle team and
  *   the threads' scratch destructors may run its code after a host's last call.
  *
@@ -92,7 +93,7 @@
  * modes between tasks). A caller's parallel_for itself runs on the calling thread with the
  * defaults in force (each time it is called; modes it leaves on that thread are reset when it
  * returns, and on x86 the x87 control word, which fesetround also sets and fegetround reads,
- * is put back as the caller had it when the call ends); its own code on other threads, outside
+ * is put back as the caller had it); its own code on other threads, outside
  * qlinear's tasks, sees those threads' modes, and each task runs under the defaults. The modes
  * are read on entry and written only when they differ from the defaults. Exception flags raised
  * by a call stay set.
@@ -270,9 +271,10 @@ QLINEAR_API qlinear_status qlinear_dequantize_linear_range(const qlinear_tensor*
 
 /* A caller's parallel-for: must call task(task_context, i) once for every i in [0, task_count),
  * in any order and on any threads, and return when all have returned (a task called with an i
- * outside that range returns at once without touching anything; one called again after it returned
- * rewrites the same bytes; one index must not run on two threads at once). A runner that returns having never started some tasks, or lets an exception escape
- * (C++) once every task it started has returned, ends the call with QLINEAR_INTERNAL_ERROR and a
+ * outside that range returns at once without touching anything; one called again after it
+ * returned rewrites the same bytes; one index must not run on two threads at once). A runner
+ * that returns having never started some tasks, or lets an exception escape (C++) once every
+ * task it started has returned, ends the call with QLINEAR_INTERNAL_ERROR and a
  * message naming parallel_for: the tasks that ran may have written part of the outputs. Returning
  * or throwing while a task still runs is undefined behaviour. A runner may end the calling thread
  * (pthread_exit, or a cancellation it acts on) once its started tasks have returned: the call
@@ -486,8 +488,9 @@ QLINEAR_API qlinear_status qlinear_dynamic_scales(const qlinear_tensor* x,
  * i.e. the derivative of x / s where the quantizer passes x through, and 0 where it saturates.
  * Dividing by the scale (rather than passing dy unchanged) is the derivative of the forward
  * x / s, with s as that division uses it: converted to the precision type when `precision`
- * differs from the scale's type (a float32 scale with precision float16 is rounded). A caller that wants plain STE passes lda = that s for
- * per-tensor scales (the scale itself when it is not rounded).
+ * differs from the scale's type (a float32 scale with precision float16 is rounded). A caller
+ * that wants plain STE passes lda = that s for per-tensor scales (the scale itself when it is
+ * not rounded).
  * dy and dx: float32, float16 or bfloat16, x's shape; dx_bytes >= elements * sizeof(element).
  * clamp_mask: 1 bit per element (bit i % 8 of byte i / 8, 1 = clamped), ceil(n / 8) bytes.
  */
