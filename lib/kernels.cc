@@ -291,11 +291,21 @@ namespace {
 // qlinear's own dispatch follows it: a host's other Highway code keeps its choice.
 std::atomic<int64_t> g_pinned{0};
 
-// The target named `name` among those compiled in (0 if none).
+// Whether a and b spell the same word in ASCII letters of either case ("avx2" names AVX2). Not
+// strcasecmp: its result depends on the host's locale.
+bool SameWordAnyCase(const char* a, const char* b) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (; *a != '\0' && *b != '\0'; ++a, ++b) {
+    if (lower(*a) != lower(*b)) return false;
+  }
+  return *a == *b;
+}
+
+// The target named `name` (in either case) among those compiled in (0 if none).
 int64_t CompiledTargetNamed(const char* name) {
   for (int bit = 0; bit < 63; ++bit) {
     const int64_t t = int64_t{1} << bit;
-    if ((HWY_TARGETS & t) != 0 && std::strcmp(hwy::TargetName(t), name) == 0) return t;
+    if ((HWY_TARGETS & t) != 0 && SameWordAnyCase(hwy::TargetName(t), name)) return t;
   }
   return 0;
 }
@@ -312,7 +322,7 @@ qlinear_status ParseTarget(const char* source, const char* name, int64_t* target
                 name, TargetNames(CompiledTargetMask(), compiled));
   }
   if ((hwy::SupportedTargets() & t) == 0) {
-    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: this CPU cannot run %s (supported: %s)", source, name,
+    return Fail(QLINEAR_INVALID_ARGUMENT, "%s: this CPU cannot run %s (supported: %s)", source, hwy::TargetName(t),
                 TargetNames(SupportedTargetMask(), compiled));
   }
   *target = t;
@@ -371,9 +381,9 @@ const EnvironmentPath& EnvPath() {
     EnvironmentPath e;
     const char* v = std::getenv("QLINEAR_QUANTIZE_PATH");
     if (v == nullptr || v[0] == '\0') return e;
-    if (std::strcmp(v, "division") == 0) {
+    if (SameWordAnyCase(v, "division")) {
       e.path = QuantizePath::kDivision;
-    } else if (std::strcmp(v, "reciprocal") == 0) {
+    } else if (SameWordAnyCase(v, "reciprocal")) {
       e.path = QuantizePath::kReciprocal;
     } else {
       e.bad = true;

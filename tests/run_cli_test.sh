@@ -54,6 +54,9 @@ for c in info check demo selftest fuzz-seed dynamic; do
   expect 0 out "Usage|Options" "$c" --help
 done
 expect 0 out "at most 256 MiB" check --help
+# fuzz-seed's positional spells its own arity: no "(2x)" or "x 2" added to it.
+expect 0 out "fuzz-seed \[OPTIONS\] PATH\.\.\. OUT_DIR\$" fuzz-seed --help
+expect 0 out "^  PATH\.\.\. OUT_DIR REQUIRED " fuzz-seed --help
 expect 0 out "32 folder levels" check --help
 # A valid demo (a small one) still works.
 expect 0 out "float32 -> int8" demo --elements 1000

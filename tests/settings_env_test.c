@@ -6,7 +6,8 @@
  *                                  until qlinear_set_target replaces the pin; reading it
  *                                  keeps the thread's last message
  *   settings_env_test pin-fallback  QLINEAR_TARGET=<the build's one-lane fallback, SCALAR or
- *                                  EMU128 by compiler, set by the program>: calls run on it */
+ *                                  EMU128 by compiler, in lower case, set by the program> and
+ *                                  QLINEAR_QUANTIZE_PATH=Division: calls run on it */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 #include <qlinear/qlinear.h>
 #include <stdio.h>
@@ -118,9 +119,19 @@ int main(int argc, char** argv) {
     char fallback[32];
     snprintf(fallback, sizeof fallback, "%s", last != NULL ? last + 1 : names);
     bad += expect(strcmp(fallback, "SCALAR") == 0 || strcmp(fallback, "EMU128") == 0, "a fallback is compiled");
-    bad += expect(setenv("QLINEAR_TARGET", fallback, 1) == 0, "QLINEAR_TARGET is set");
+    {
+      /* Both variables in another case than the documented one: the names match either case. */
+      char lower[32];
+      size_t i = 0;
+      for (; fallback[i] != '\0' && i + 1 < sizeof lower; ++i) {
+        lower[i] = (char)(fallback[i] >= 'A' && fallback[i] <= 'Z' ? fallback[i] - 'A' + 'a' : fallback[i]);
+      }
+      lower[i] = '\0';
+      bad += expect(setenv("QLINEAR_TARGET", lower, 1) == 0, "QLINEAR_TARGET is set");
+      bad += expect(setenv("QLINEAR_QUANTIZE_PATH", "Division", 1) == 0, "QLINEAR_QUANTIZE_PATH is set");
+    }
     bad += expect(quantize() == QLINEAR_OK, "quantize runs");
-    bad += expect(strcmp(qlinear_active_target(), fallback) == 0, "the pinned target is active");
+    bad += expect(strcmp(qlinear_active_target(), fallback) == 0, "the pinned target is active, named as listed");
   } else {
     fprintf(stderr, "usage: settings_env_test bad-path | bad-target | pin-fallback\n");
     return 2;

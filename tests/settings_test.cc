@@ -46,6 +46,24 @@ TEST(Settings, PinnedTargetRunsAndUnpinningRestoresTheBest) {
   EXPECT_EQ(std::string(qlinear_active_target()), best);
 }
 
+TEST(Settings, TargetNamesMatchInEitherCase) {
+  for (const std::string& t : Words(qlinear_supported_targets())) {
+    std::string mixed = t;
+    for (size_t i = 0; i < mixed.size(); i += 2) {
+      const char c = mixed[i];
+      if (c >= 'A' && c <= 'Z') mixed[i] = static_cast<char>(c - 'A' + 'a');
+    }
+    ASSERT_EQ(qlinear_set_target(mixed.c_str()), QLINEAR_OK) << mixed << ": " << qlinear_last_error();
+    EXPECT_EQ(std::string(qlinear_active_target()), t) << mixed;
+  }
+  EXPECT_EQ(qlinear_set_target("avx9"), QLINEAR_INVALID_ARGUMENT);
+  // A name that only starts like a target is not one.
+  const std::vector<std::string> supported = Words(qlinear_supported_targets());
+  ASSERT_FALSE(supported.empty());
+  EXPECT_EQ(qlinear_set_target((supported.front() + "x").c_str()), QLINEAR_INVALID_ARGUMENT);
+  ASSERT_EQ(qlinear_set_target(nullptr), QLINEAR_OK);
+}
+
 TEST(Settings, UnknownOrUnsupportedTargetsAreRejectedAndLeaveThePin) {
   const std::vector<std::string> supported = Words(qlinear_supported_targets());
   ASSERT_FALSE(supported.empty());

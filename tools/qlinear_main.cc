@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ namespace {
 
 constexpr int64_t kMaxDemoElements = int64_t{1} << 28;
 constexpr double kMaxSelftestSeconds = 86400.0;
+
+// Help text for a positional whose name already spells its arity ("PATH... OUT_DIR"): CLI11
+// would append "(2x)" in the usage line and " x 2" to the positional's own line.
+class SpelledArityFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    if (opt->get_name(true, false).find("...") != std::string::npos) return opt->get_name(true, false);
+    return CLI::Formatter::make_option_usage(opt);
+  }
+};
 
 // Strict decimal parsing: digits only (no sign, exponent, hex or octal), within [lo, hi]
 // (hi < 10^18). Returns the error, or "".
@@ -179,8 +190,9 @@ static int RunCommandLine(int argc, char** argv) {
                    "api: one call per single-node test, for fuzz/api_fuzzer (default); "
                    "reader: the model and tensor files, for fuzz/reader_fuzzer")
       ->check(CLI::IsMember({"api", "reader"}));
+  seed->formatter(std::make_shared<SpelledArityFormatter>());
   seed->add_option("PATH... OUT_DIR", seed_args, "Node-test folders, then the output folder")
-      ->type_name("")
+      ->option_text("REQUIRED")
       ->required()
       ->expected(2, 1 << 20);
 
