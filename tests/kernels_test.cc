@@ -4,6 +4,7 @@
 // misaligned pointers, red zones before and after the output, edge and random values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -936,6 +937,49 @@ TEST_P(KernelTest, DynamicQuantizeMatchesReference) {
       const int32_t q = SaturateToInt(DivideInPrecision(Prec::kF32, x[i], want_scale), want_zp, 0, 255);
       ASSERT_EQ(y.data()[i], q) << i;
     }
+  }
+}
+
+// DynamicQuantizeLinear's (lo, hi) and per-tensor ABSMAX's amax against their definitions, with
+// the extremes placed anywhere (the range loops keep four vectors in chains of their own):
+// scale and zero point of DynamicQuantizeLinear, the ABSMAX scale amax / 127 (one float32
+// division: the exact quotient rounded once).
+void CheckExtremes(const std::vector<float>& x, const std::string& where) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const qlinear_tensor tx{QLINEAR_DTYPE_FLOAT, 1, &n, x.data()};
+  std::vector<uint8_t> y(x.size());
+  float scale = 0, want_scale = 0;
+  uint8_t zp = 0, want_zp = 0;
+  ASSERT_EQ(qlinear_dynamic_quantize_linear(&tx, y.data(), y.size(), &scale, &zp), QLINEAR_OK) << where;
+  DynamicScaleReference(x.data(), n, &want_scale, &want_zp);
+  ASSERT_EQ(BitsOf(scale), BitsOf(want_scale)) << where;
+  ASSERT_EQ(zp, want_zp) << where;
+  float amax = 0;
+  for (float v : x) amax = std::isnan(v) ? amax : std::max(amax, std::fabs(v));
+  qlinear_dynamic_attrs a;
+  qlinear_dynamic_attrs_init(&a);
+  a.output_dtype = QLINEAR_DTYPE_INT8;
+  a.granularity = QLINEAR_GRANULARITY_TENSOR;
+  a.block_size = 0;
+  float absmax_scale = 0;
+  ASSERT_EQ(qlinear_dynamic_scales(&tx, &a, nullptr, 0, &absmax_scale, sizeof absmax_scale, nullptr, 0), QLINEAR_OK)
+      << where << ": " << qlinear_last_error();
+  ASSERT_EQ(BitsOf(absmax_scale), BitsOf(amax / 127.0f)) << where;
+}
+
+TEST_P(KernelTest, RangesFindTheirExtremesAnywhere) {
+  // The smallest and the largest element (and a NaN, which both leave out) at every
+  // position, so that each lands in every chain, the one-vector loop and the scalar tail.
+  const int64_t n = 9 * lanes_ + 3;
+  for (int64_t p = 0; p < n; ++p) {
+    std::vector<float> x(static_cast<size_t>(n), 0.5f);
+    x[static_cast<size_t>(p)] = -7.25f;
+    x[static_cast<size_t>((p + n / 2) % n)] = 3.0f;
+    x[static_cast<size_t>((p + n / 3) % n)] = std::numeric_limits<float>::quiet_NaN();
+    CheckExtremes(x, "n " + std::to_string(n) + ", min at " + std::to_string(p));
+    x[static_cast<size_t>(p)] = 0.5f;
+    x[static_cast<size_t>((p + n / 2) % n)] = 9.5f;  // the largest |x| positive, lo 0
+    CheckExtremes(x, "n " + std::to_string(n) + ", max at " + std::to_string((p + n / 2) % n));
   }
 }
 
