@@ -534,16 +534,17 @@ QLINEAR_API const char* qlinear_active_target(void);
 /* Pins every later call of the process to one SIMD target, named as qlinear_compiled_targets
  * spells it, in either case ("AVX2" or "avx2", "SSE4", "NEON", "SVE2", "SCALAR", ...): to
  * benchmark one target, or to reproduce a target's results on a CPU that has a better one (all
- * targets give identical results). NULL or "" unpins: the best target this CPU supports. The environment variable
- * QLINEAR_TARGET=<name> sets the same pin, read once: by the first call that computes, names the
- * target (qlinear_active_target) or pins one; an invalid value there makes every
- * call that computes fail with INVALID_ARGUMENT naming the variable, until this function is
- * called. Fails with INVALID_ARGUMENT (pin unchanged) for a target that is not compiled in or
- * that this CPU cannot run. Thread-safe; affects only qlinear, not a host's own use of Highway. */
+ * targets give identical results). NULL or "" unpins: the best target this CPU supports. The
+ * environment variable QLINEAR_TARGET=<name> sets the same pin, read once: by the first call
+ * that computes, names the target (qlinear_active_target) or pins one; an invalid value there
+ * makes every call that computes fail with INVALID_ARGUMENT naming the variable, until this
+ * function is called. Fails with INVALID_ARGUMENT (pin unchanged) for a target that is not
+ * compiled in or that this CPU cannot run. Thread-safe; affects only qlinear, not a host's own
+ * use of Highway. */
 QLINEAR_API qlinear_status qlinear_set_target(const char* name);
 
-/* The environment variable QLINEAR_QUANTIZE_PATH=division|reciprocal (either case) forces one of
- * QuantizeLinear's two exact float32 paths (dividing, or multiplying by 1/scale and dividing
+/* The environment variable QLINEAR_QUANTIZE_PATH=division|reciprocal (either case) forces one
+ * of QuantizeLinear's two exact float32 paths (dividing, or multiplying by 1/scale and dividing
  * only near rounding boundaries; both give identical results, only speed differs; unset or
  * empty: the target's own choice, docs/exactness.md). Read once, by the first call that quantizes
  * (QuantizeLinear in every form, its backward pass, dynamic quantization; a call that does not

@@ -167,7 +167,7 @@ def supported_targets() -> List[str]:
     """Compiled SIMD targets this CPU can run, best first."""
 
 def set_target(name: Optional[str]) -> None:
-    """Pins later calls to one SIMD target; None or "" unpins."""
+    """Pins later calls to one SIMD target (a name in either case); None or "" unpins."""
 
 def openmp_enabled() -> bool:
     """Whether threads=N runs on OpenMP."""

@@ -1653,7 +1653,7 @@ ONNX raw_data bytes of a 4- or 2-bit type to one code per element, in `shape`.)d
         },
         arg("name"),
         "set_target(name)\n--\n\nPins every later call of the process to one SIMD target (a name from "
-        "supported_targets());\nNone or \"\" unpins. All targets give identical results.");
+        "supported_targets(), in either case);\nNone or \"\" unpins. All targets give identical results.");
   m.def("openmp_enabled", [] { return qlinear_openmp_enabled() != 0; },
         "openmp_enabled()\n--\n\nWhether threads=N runs on OpenMP (otherwise such calls run serially).");
   m.def("dtype_name",

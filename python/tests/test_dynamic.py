@@ -309,6 +309,8 @@ def test_set_target_pins_and_unpins():
     try:
         qlinear.set_target(last)
         assert qlinear.active_target() == last
+        qlinear.set_target(qlinear.supported_targets()[0].lower())  # names match in either case
+        assert qlinear.active_target() == qlinear.supported_targets()[0]
     finally:
         qlinear.set_target(None)
     assert qlinear.active_target() == qlinear.supported_targets()[0]  # the best this CPU runs
