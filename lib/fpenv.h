@@ -50,26 +50,6 @@ class FpEnvGuard {
   unsigned saved_;
 };
 
-// Around a caller's runner: x87's control word, which the library never changes but a runner's
-// fesetround does (fegetround reads it), is put back as it was.
-class X87ControlKeeper {
- public:
-  X87ControlKeeper() : saved_(Read()) {}
-  ~X87ControlKeeper() {
-    if (Read() != saved_) __asm__ __volatile__("fldcw %0" : : "m"(saved_));
-  }
-  X87ControlKeeper(const X87ControlKeeper&) = delete;
-  X87ControlKeeper& operator=(const X87ControlKeeper&) = delete;
-
- private:
-  static unsigned short Read() {
-    unsigned short cw;
-    __asm__ __volatile__("fnstcw %0" : "=m"(cw));
-    return cw;
-  }
-  unsigned short saved_;
-};
-
 #elif defined(QLINEAR_FPENV_FPCR)
 
 // FPCR holds only controls (the flags are in FPSR): FZ (24), DN (25), AHP (26), RMode (22-23),
@@ -98,14 +78,6 @@ class FpEnvGuard {
   uint64_t saved_;
 };
 
-// Only x86 has a second control word for a runner to change. (A destructor of its own: not an
-// unused variable where it is used.)
-class X87ControlKeeper {
- public:
-  X87ControlKeeper() {}
-  ~X87ControlKeeper() {}
-};
-
 #else
 
 // Elsewhere only the rounding mode can be set portably.
@@ -127,6 +99,29 @@ class FpEnvGuard {
   int saved_;
 };
 
+#endif
+
+#if defined(QLINEAR_FPENV_MXCSR)
+// Around a caller's runner: x87's control word, which the library never changes but a runner's
+// fesetround does (fegetround reads it), is put back as it was.
+class X87ControlKeeper {
+ public:
+  X87ControlKeeper() : saved_(Read()) {}
+  ~X87ControlKeeper() {
+    if (Read() != saved_) __asm__ __volatile__("fldcw %0" : : "m"(saved_));
+  }
+  X87ControlKeeper(const X87ControlKeeper&) = delete;
+  X87ControlKeeper& operator=(const X87ControlKeeper&) = delete;
+
+ private:
+  static unsigned short Read() {
+    unsigned short cw;
+    __asm__ __volatile__("fnstcw %0" : "=m"(cw));
+    return cw;
+  }
+  unsigned short saved_;
+};
+#else
 // Only x86 has a second control word for a runner to change. (A destructor of its own: not an
 // unused variable where it is used.)
 class X87ControlKeeper {
@@ -134,7 +129,6 @@ class X87ControlKeeper {
   X87ControlKeeper() {}
   ~X87ControlKeeper() {}
 };
-
 #endif
 
 }  // namespace qlinear
