@@ -242,6 +242,85 @@ int64_t DecodeScalesDriver(DType t, const void* HWY_RESTRICT src, int64_t n, flo
 #endif
 }
 
+// DecodeZeroPoints (params.cc) for 8- and 16-bit integer zero points and whole bytes of packed
+// ones, whole vectors: returns how many it wrote (packed: a whole number of bytes), the rest
+// are the caller's. Field f of a byte (bits [kBits f, kBits (f + 1))) is moved to the top of
+// its lane by a multiply, then shifted down (arithmetically for signed types).
+template <int kBits, bool kSigned>
+int64_t WidenPackedZeroPoints(const uint8_t* HWY_RESTRICT b, int64_t n, int32_t* HWY_RESTRICT z) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
+  constexpr int kPer = 8 / kBits, kPerLog2 = kBits == 4 ? 1 : 2;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+  const auto iota = hn::Iota(du, 0);
+  const auto byte_of_lane = hn::ShiftRight<kPerLog2>(iota);  // lane j: byte j / kPer
+  // 2^(32 - kBits (f + 1)), f = j % kPer: shifts field f to the top bits.
+  auto to_top = hn::Set(du, 1u << (32 - kBits));
+  const auto field = hn::And(iota, hn::Set(du, kPer - 1));
+  for (int f = 1; f < kPer; ++f) {
+    to_top = hn::IfThenElse(hn::Eq(field, hn::Set(du, static_cast<uint32_t>(f))),
+                            hn::Set(du, 1u << (32 - kBits * (f + 1))), to_top);
+  }
+  int64_t k = 0;
+  for (; k + kPer * N <= n; k += kPer * N) {
+    const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, b + k / kPer));
+    for (int v = 0; v < kPer; ++v) {
+      const auto idx = hn::IndicesFromVec(du, hn::Add(byte_of_lane, hn::Set(du, static_cast<uint32_t>(v * N / kPer))));
+      const auto top = hn::BitCast(di, hn::Mul(hn::TableLookupLanes(bytes, idx), to_top));
+      const auto value = kSigned ? hn::ShiftRight<32 - kBits>(top)
+                                 : hn::BitCast(di, hn::ShiftRight<32 - kBits>(hn::BitCast(du, top)));
+      hn::StoreU(value, di, z + k + v * N);
+    }
+  }
+  return k;
+}
+
+int64_t WidenZeroPointsDriver(DType t, const void* HWY_RESTRICT src, int64_t n, int32_t* HWY_RESTRICT z) {
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the caller's scalar loop
+  (void)t, (void)src, (void)n, (void)z;
+  return 0;
+#else
+  const hn::ScalableTag<int32_t> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(di));
+  const uint8_t* b = static_cast<const uint8_t*>(src);
+  int64_t k = 0;
+  auto widen = [&](auto d_narrow) {
+    using T = hn::TFromD<decltype(d_narrow)>;
+    const hn::Repartition<uint8_t, decltype(d_narrow)> d_bytes;
+    for (; k + N <= n; k += N) {
+      const auto v = hn::BitCast(d_narrow, hn::LoadU(d_bytes, b + k * static_cast<int64_t>(sizeof(T))));
+      hn::StoreU(hn::PromoteTo(di, v), di, z + k);
+    }
+    return k;
+  };
+  switch (t) {
+    case DType::kInt8: return widen(hn::Rebind<int8_t, decltype(di)>());
+    case DType::kUint8: return widen(hn::Rebind<uint8_t, decltype(di)>());
+    case DType::kInt16: return widen(hn::Rebind<int16_t, decltype(di)>());
+    case DType::kUint16: return widen(hn::Rebind<uint16_t, decltype(di)>());
+    case DType::kInt4: return WidenPackedZeroPoints<4, true>(b, n, z);
+    case DType::kUint4: return WidenPackedZeroPoints<4, false>(b, n, z);
+    case DType::kInt2: return WidenPackedZeroPoints<2, true>(b, n, z);
+    case DType::kUint2: return WidenPackedZeroPoints<2, false>(b, n, z);
+    default: return 0;
+  }
+#endif
+}
+
+// o[k] = float32(z[k]) + add (exact for the zero points' range), whole vectors: returns how
+// many it wrote. As a scalar loop each conversion waited on the previous one (CVTSI2SS merges
+// into its destination register).
+int64_t ZeroOffsetsDriver(const int32_t* HWY_RESTRICT z, int64_t n, float add, float* HWY_RESTRICT o) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto a = hn::Set(df, add);
+  int64_t k = 0;
+  for (; k + N <= n; k += N) hn::StoreU(hn::Add(hn::ConvertTo(df, hn::LoadU(di, z + k)), a), df, o + k);
+  return k;
+}
+
 int64_t TargetDriver() { return HWY_TARGET; }
 
 int64_t LanesDriver() { return static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
@@ -280,6 +359,8 @@ HWY_EXPORT(ReciprocalPathDriver);
 HWY_EXPORT(ReciprocalsDriver);
 HWY_EXPORT(ScaleFactsDriver);
 HWY_EXPORT(DecodeScalesDriver);
+HWY_EXPORT(WidenZeroPointsDriver);
+HWY_EXPORT(ZeroOffsetsDriver);
 HWY_EXPORT(TargetDriver);
 HWY_EXPORT(LanesDriver);
 
@@ -488,6 +569,14 @@ ScaleFacts VectorScaleFacts(const float* s, int64_t n) { return QLINEAR_DISPATCH
 
 int64_t VectorDecodeScales(DType t, const void* src, int64_t n, float* s) {
   return QLINEAR_DISPATCH(DecodeScalesDriver)(t, src, n, s);
+}
+
+int64_t VectorWidenZeroPoints(DType t, const void* src, int64_t n, int32_t* z) {
+  return QLINEAR_DISPATCH(WidenZeroPointsDriver)(t, src, n, z);
+}
+
+int64_t VectorZeroOffsets(const int32_t* z, int64_t n, float add, float* o) {
+  return QLINEAR_DISPATCH(ZeroOffsetsDriver)(z, n, add, o);
 }
 
 const char* ActiveTargetName() { return hwy::TargetName(DispatchedTarget()); }

@@ -193,6 +193,13 @@ inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {
 // count; the rest are the caller's. 0 for any other type. Dispatched.
 int64_t VectorDecodeScales(DType t, const void* src, int64_t n, float* s);
 
+// The int32 values of the integer zero points src[0 .. n) of type t (8 or 16 bits; 4- or 2-bit
+// fields from a byte boundary), and the float32 sums z[k] + add, a vector at a time: return
+// how many they wrote (a multiple of the lane count; for packed types whole bytes), the rest
+// are the caller's. Dispatched.
+int64_t VectorWidenZeroPoints(DType t, const void* src, int64_t n, int32_t* z);
+int64_t VectorZeroOffsets(const int32_t* z, int64_t n, float add, float* o);
+
 // OK, or the failure of an execution setting from the environment: QLINEAR_TARGET not a
 // target this build and CPU can run (every call that computes), QLINEAR_QUANTIZE_PATH not one
 // of its values (calls that quantize). Sets the thread's message.

@@ -31,13 +31,16 @@ T Element(const void* src, int64_t k) {
   std::memcpy(&v, static_cast<const char*>(src) + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
   return v;
 }
+// Below this many zero points the vector loops' dispatch is not worth it.
+constexpr int64_t kVectorZeroPoints = 64;
 template <class T>
-void Widen(const void* src, int64_t n, int32_t* dst) {
-  for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(Element<T>(src, k));
+void Widen(DType t, const void* src, int64_t n, int32_t* dst) {
+  const int64_t done = n >= kVectorZeroPoints ? VectorWidenZeroPoints(t, src, n, dst) : 0;
+  for (int64_t k = done; k < n; ++k) dst[k] = static_cast<int32_t>(Element<T>(src, k));
 }
-// Packed zero points of type kT, fields first .. first + n - 1: the fields of whole bytes a byte
-// at a time (a loop the compiler vectorizes; blocked zero points are one per 32 elements), the
-// partial bytes at either end one field at a time.
+// Packed zero points of type kT, fields first .. first + n - 1: the fields of whole bytes by
+// vectors, then a byte at a time (blocked zero points are one per 32 elements), the partial
+// bytes at either end one field at a time.
 template <DType kT>
 void WidenPacked(const void* src, int64_t first, int64_t n, int32_t* dst) {
   constexpr int kBits = Info(kT).bits;
@@ -51,9 +54,16 @@ void WidenPacked(const void* src, int64_t first, int64_t n, int32_t* dst) {
   };
   int64_t k = 0;
   for (; k < n && (first + k) % kPer != 0; ++k) dst[k] = field(first + k);
-  const int64_t bytes = (n - k) / kPer;
+  int64_t bytes = (n - k) / kPer;
   const uint8_t* whole = b + (first + k) / kPer;
   int32_t* out = dst + k;
+  if (n - k >= kVectorZeroPoints) {
+    const int64_t done = VectorWidenZeroPoints(kT, whole, bytes * kPer, out);  // whole bytes
+    whole += done / kPer;
+    out += done;
+    k += done;
+    bytes -= done / kPer;
+  }
   for (int64_t i = 0; i < bytes; ++i) {
     for (int f = 0; f < kPer; ++f) {
       const int32_t v = (whole[i] >> (kBits * f)) & ((1 << kBits) - 1);
@@ -126,11 +136,11 @@ void DecodeZeroPoints(DType t, const void* zp_data, int64_t first, int64_t n, in
     return;
   }
   switch (t) {
-    case DType::kInt8: return Widen<int8_t>(zp, n, z);
-    case DType::kUint8: return Widen<uint8_t>(zp, n, z);
-    case DType::kInt16: return Widen<int16_t>(zp, n, z);
-    case DType::kUint16: return Widen<uint16_t>(zp, n, z);
-    case DType::kInt32: return Widen<int32_t>(zp, n, z);
+    case DType::kInt8: return Widen<int8_t>(t, zp, n, z);
+    case DType::kUint8: return Widen<uint8_t>(t, zp, n, z);
+    case DType::kInt16: return Widen<int16_t>(t, zp, n, z);
+    case DType::kUint16: return Widen<uint16_t>(t, zp, n, z);
+    case DType::kInt32: return Widen<int32_t>(t, zp, n, z);
     case DType::kInt4: return WidenPacked<DType::kInt4>(zp, first, n, z);
     case DType::kUint4: return WidenPacked<DType::kUint4>(zp, first, n, z);
     case DType::kInt2: return WidenPacked<DType::kInt2>(zp, first, n, z);
@@ -285,7 +295,8 @@ DecodedParams::DecodedParams(const Layout& l, int64_t begin, int64_t end, DType 
     }
     if (prm_.recips != nullptr && need.offsets) {
       float* o = ws->offsets.data.get();
-      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
+      const int64_t done = n >= kVectorZeroPoints ? VectorZeroOffsets(z, n, FixedPoint::kOffset, o) : 0;
+      for (int64_t k = done; k < n; ++k) o[k] = static_cast<float>(z[k]) + FixedPoint::kOffset;
       prm_.offsets = o;
     }
   }

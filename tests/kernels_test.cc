@@ -912,6 +912,72 @@ TEST_P(KernelTest, DequantizeEveryType) {
   }
 }
 
+// Zero points of every integer type, decoded a vector at a time from 64 of them on: a scale and
+// zero point per column of x [4, D] (D odd, >= 64 + 4 lanes), range calls whose scale windows
+// start on every field of a packed zero-point byte and end anywhere, DequantizeLinear and
+// QuantizeLinear (whose reciprocal path also adds an offset to each zero point), against the
+// reference of the whole tensor.
+TEST_P(KernelTest, ZeroPointWindowsOfEveryIntegerType) {
+  std::mt19937 rng(17);
+  const int64_t D = 4 * lanes_ + 69, n = 4 * D;  // D % 4 == 1: row r starts on field r % 4
+  const std::vector<int64_t> shape{4, D}, s_shape{D};
+  for (int32_t t : kIntOutputs) {
+    const int64_t per = Bits(t) < 8 ? 8 / Bits(t) : 1;
+    const std::vector<uint8_t> sdata = MakeScales(QLINEAR_DTYPE_FLOAT, D, 0.05f, rng);
+    const std::vector<uint8_t> zdata = MakeZeroPoints(t, D, rng);
+    const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, 1, s_shape.data(), sdata.data()};
+    const qlinear_tensor zp{t, 1, s_shape.data(), zdata.data()};
+    // DequantizeLinear of random codes, QuantizeLinear of float32 x.
+    std::vector<uint8_t> codes(Bytes(t, n));
+    for (uint8_t& b : codes) b = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> xdata = MakeX(QLINEAR_DTYPE_FLOAT, n, 0.05f, rng);
+    const qlinear_tensor q{t, 2, shape.data(), codes.data()};
+    const qlinear_tensor x{QLINEAR_DTYPE_FLOAT, 2, shape.data(), xdata.data()};
+    qlinear_dequantize_attrs da;
+    qlinear_dequantize_attrs_init(&da);
+    da.axis = 1;
+    qlinear_quantize_attrs qa;
+    qlinear_quantize_attrs_init(&qa);
+    qa.axis = 1;
+    DequantizePlan dplan;
+    ASSERT_EQ(PlanDequantize(&q, &sc, &zp, &da, &dplan), QLINEAR_OK) << qlinear_last_error();
+    std::vector<float> dwant(static_cast<size_t>(n));
+    DequantizeReference(dplan, dwant.data(), 0, n);
+    QuantizePlan qplan;
+    ASSERT_EQ(PlanQuantize(&x, &sc, &zp, &qa, &qplan), QLINEAR_OK) << qlinear_last_error();
+    std::vector<uint8_t> qwant(Bytes(t, n) + 1, 0);
+    QuantizeReference(qplan, qwant.data(), 0, n);
+    for (int64_t r = 0; r < 4; ++r) {
+      for (int64_t c : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, D - 70, D - 64, D - 1}) {
+        const int64_t first = (r * D + c) / per * per;
+        for (int64_t count : {n - first, int64_t{64}, int64_t{68}, D - c / per * per, 2 * D}) {
+          count = std::min(count, n - first) / per * per;
+          if (count < 0 || (first + count != n && count % per != 0)) continue;
+          const std::string what = std::string(qlinear_dtype_name(t)) + " first " + std::to_string(first) +
+                                   " count " + std::to_string(count);
+          // (x->data points at element `first`: the caller's slice)
+          const size_t at = static_cast<size_t>(first / per) * (Bits(t) >= 8 ? static_cast<size_t>(Bits(t) / 8) : 1);
+          const qlinear_tensor q_slice{t, 2, shape.data(), codes.data() + at};
+          const qlinear_tensor x_slice{QLINEAR_DTYPE_FLOAT, 2, shape.data(), xdata.data() + 4 * first};
+          Buffer y(static_cast<size_t>(count) * 4, 1);
+          ASSERT_EQ(qlinear_dequantize_linear_range(&q_slice, &sc, &zp, &da, first, count, y.data(), y.size()), QLINEAR_OK)
+              << qlinear_last_error() << " " << what;
+          ASSERT_TRUE(y.RedZonesIntact()) << what;
+          ASSERT_EQ(std::memcmp(y.data(), dwant.data() + first, static_cast<size_t>(count) * 4), 0) << "dequantize " << what;
+          const size_t qbytes = Bytes(t, count);
+          Buffer qy(qbytes, 3);
+          ASSERT_EQ(qlinear_quantize_linear_range(&x_slice, &sc, &zp, &qa, first, count, qy.data(), qbytes), QLINEAR_OK)
+              << qlinear_last_error() << " " << what;
+          ASSERT_TRUE(qy.RedZonesIntact()) << what;
+          for (size_t i = 0; i < qbytes; ++i) {
+            ASSERT_EQ(qy.data()[i], qwant[at + i]) << "quantize byte " << i << " " << what;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(KernelTest, DynamicQuantizeMatchesReference) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 2.0f);
