@@ -536,6 +536,24 @@ inline bool ScalesVector(const RuleFacts& f, const uint32_t* HWY_RESTRICT s0,
   return in_range;
 }
 
+// Whether any of s[0, n) is >= kNonFiniteBits (statistics are < 2^31, so the unsigned maximum
+// decides). Once per chunk over its statistics: as a scalar loop it was 5-10% of the time of
+// blocks of 32 (two statistics per block with MINMAX).
+inline bool AnyNonFiniteStat(const uint32_t* HWY_RESTRICT s, int64_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+  auto m0 = hn::Zero(du), m1 = hn::Zero(du);
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    QLINEAR_SCALAR_LOOP(i);
+    m0 = hn::Max(m0, hn::LoadU(du, s + i));
+    m1 = hn::Max(m1, hn::LoadU(du, s + i + N));
+  }
+  uint32_t m = hn::GetLane(hn::MaxOfLanes(du, hn::Max(m0, m1)));
+  for (; i < n; ++i) m = std::max(m, s[i]);
+  return m >= kNonFiniteBits;
+}
+
 // GroupStats (dynamic.h) on this target.
 inline void GroupStatsVector(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
                              const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {

@@ -107,6 +107,11 @@ void ExecuteDynamicRanges(const DynamicPlan& p, int64_t first, int64_t count, co
 // qlinear_dynamic_scales from ranges.
 void ScalesFromRanges(const DynamicPlan& p, const float* ranges, const DynamicOutputs& out);
 
+// The fields z[0, n) & (2^bits - 1) of 4- or 2-bit zero points packed into whole bytes at dst
+// (field k of a byte at bits [bits k, bits (k + 1))), a vector at a time: returns how many it
+// packed (a multiple of the lane count times 8 / bits), the rest are the caller's. Dispatched.
+int64_t VectorPackZeroPoints(int bits, const int32_t* z, int64_t n, uint8_t* dst);
+
 // Statistics of elements [begin, end) of layout l into s0/s1 (indexed by scale index - g_first,
 // combined by max with what they hold); x points at element `begin`. Dispatched per call.
 void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,

@@ -36,6 +36,41 @@ bool ScalesDriver(const RuleFacts& f, const uint32_t* s0, const uint32_t* s1, in
   return ScalesVector(f, s0, s1, n, values, codes, zps);
 }
 
+int64_t PackZeroPointsDriver(int bits, const int32_t* HWY_RESTRICT z, int64_t n, uint8_t* HWY_RESTRICT dst) {
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the caller's scalar loop
+  (void)bits, (void)z, (void)n, (void)dst;
+  return 0;
+#else
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(di));
+  const auto mask = hn::Set(di, (1 << bits) - 1);
+  // Pairs of adjacent lanes of two vectors (2N fields) joined: lane i = a[2i] | a[2i + 1] << s.
+  auto join = [&](auto a, auto b, auto shift) {
+    return hn::Or(hn::ConcatEven(di, b, a), hn::ShiftLeft<decltype(shift)::value>(hn::ConcatOdd(di, b, a)));
+  };
+  auto load = [&](int64_t i) { return hn::And(hn::LoadU(di, z + i), mask); };
+  int64_t k = 0;
+  if (bits == 4) {
+    for (; k + 2 * N <= n; k += 2 * N) {
+      const auto bytes = join(load(k), load(k + N), std::integral_constant<int, 4>());
+      hn::StoreU(hn::DemoteTo(d8, bytes), d8, dst + k / 2);
+    }
+  } else if (bits == 2) {
+    for (; k + 4 * N <= n; k += 4 * N) {
+      const auto lo = join(load(k), load(k + N), std::integral_constant<int, 2>());
+      const auto hi = join(load(k + 2 * N), load(k + 3 * N), std::integral_constant<int, 2>());
+      hn::StoreU(hn::DemoteTo(d8, join(lo, hi, std::integral_constant<int, 4>())), d8, dst + k / 4);
+    }
+  }
+  return k;
+#endif
+}
+
+bool NonFiniteStatsDriver(const uint32_t* s0, int64_t n0, const uint32_t* s1, int64_t n1) {
+  return AnyNonFiniteStat(s0, n0) || AnyNonFiniteStat(s1, n1);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace qlinear
 HWY_AFTER_NAMESPACE();
@@ -45,6 +80,12 @@ namespace qlinear {
 
 HWY_EXPORT(GroupStatsDriver);
 HWY_EXPORT(ScalesDriver);
+HWY_EXPORT(NonFiniteStatsDriver);
+HWY_EXPORT(PackZeroPointsDriver);
+
+int64_t VectorPackZeroPoints(int bits, const int32_t* z, int64_t n, uint8_t* dst) {
+  return QLINEAR_DISPATCH(PackZeroPointsDriver)(bits, z, n, dst);
+}
 
 void GroupStats(StatKind kind, const Layout& l, int64_t begin, int64_t end, DType x_type,
                 const void* x, int64_t g_first, uint32_t* s0, uint32_t* s1) {
@@ -193,13 +234,10 @@ struct Stats {
     const void* x = static_cast<const char*>(p.q.x) + ByteOffset(p.q.x_type, e0);
     GroupStats(FiniteKind(f), p.q.layout, e0, e1, p.q.x_type, x, g0, s0.data(), TwoStats(f) ? s1.data() : nullptr);
   }
-  // Whether a statistic is >= kNonFiniteBits: adding 2^23 carries such values (all < 2^31) into
-  // bit 31. An OR reduction, which baseline SSE2 vectorizes (unsigned max it does not have).
+  // Whether a statistic is >= kNonFiniteBits.
   bool Flagged() const {
-    uint32_t m = 0;
-    for (uint32_t v : s0) m |= v + 0x00800000u;
-    for (uint32_t v : s1) m |= v + 0x00800000u;
-    return (m & 0x80000000u) != 0;
+    return QLINEAR_DISPATCH(NonFiniteStatsDriver)(s0.data(), static_cast<int64_t>(s0.size()), s1.data(),
+                                                  static_cast<int64_t>(s1.size()));
   }
 };
 
