@@ -495,6 +495,12 @@ struct MemoryCodes {
   static constexpr int kFieldBits = 0;   // not packed
   const XT* x;
 
+  // DequantizeFew's staging: the bytes from element e on, how many n elements take, and the
+  // same source over a copy of them.
+  const void* BytesAt(int64_t e) const { return x + e; }
+  static constexpr int64_t BytesFor(int64_t n) { return n * static_cast<int64_t>(sizeof(XT)); }
+  MemoryCodes Over(const void* p) const { return MemoryCodes{static_cast<const XT*>(p)}; }
+
   int32_t Code(int64_t e) const {
     XT v;
     std::memcpy(&v, x + e, sizeof(XT));
@@ -540,6 +546,11 @@ struct PackedCodes {
   static constexpr int kFieldBits = kBits;
   static constexpr bool kSignedFields = kSigned;
   const uint8_t* in;
+
+  // As MemoryCodes' (e a multiple of kPerByte).
+  const void* BytesAt(int64_t e) const { return in + e / kPerByte; }
+  static constexpr int64_t BytesFor(int64_t n) { return (n + kPerByte - 1) / kPerByte; }
+  PackedCodes Over(const void* p) const { return PackedCodes{static_cast<const uint8_t*>(p)}; }
 
   int32_t Code(int64_t e) const {
     const int32_t field = (in[e / kPerByte] >> (kBits * (e % kPerByte))) & ((1 << kBits) - 1);
@@ -665,8 +676,64 @@ HWY_INLINE void WithZeroPoints(bool subtracts, Loop&& loop) {
   loop(std::false_type());
 }
 
-// Elements [e, e + n) through stack buffers: codes read one by one, lanes padded with code 0
-// and scale 1 (a packed span's head before its first byte boundary, the tails).
+// DequantizeFew's elements [e, e + n) a group of four vectors at a time: the codes' bytes from
+// e's byte on copied into a zeroed buffer and decoded by the loops' group decode, padding lanes
+// taking code 0 and scale 1, the outputs copied out.
+template <DType kY, Scales kScales, class Dec, class Codes>
+HWY_NOINLINE void FewByGroups(const Dec& dec, const Codes codes, int64_t e, int64_t n, const float* HWY_RESTRICT s,
+                              const int32_t* HWY_RESTRICT z, char* HWY_RESTRICT out) {
+  constexpr bool kEach = kScales == Scales::kPerElement;
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr size_t kMax = hn::MaxLanes(df);
+  // A group's codes (4N of up to 4 bytes: four vectors of bytes; the loops' groups read
+  // exactly their codes' bytes), scales, zero points and outputs (up to 4 bytes each).
+  HWY_ALIGN float code_bytes[4 * kMax];  // as bytes
+  uint8_t* cb = reinterpret_cast<uint8_t*>(code_bytes);
+  HWY_ALIGN float sb[4 * kMax];
+  HWY_ALIGN int32_t zb[4 * kMax];
+  HWY_ALIGN float ob[4 * kMax];
+  const auto us = hn::Set(df, kEach ? 1.0f : *s);
+  const auto uz = hn::Set(di, !kEach && z != nullptr ? *z : 0);
+  while (n > 0) {
+    const int64_t off = e % Codes::kPerByte;
+    const int64_t m = std::min(n, 4 * N - off);
+    for (int64_t k = 0; k < 4; ++k) hn::Store(hn::Zero(df), df, code_bytes + k * N);  // (-O2 keeps fills scalar)
+    std::memcpy(cb, codes.BytesAt(e - off), static_cast<size_t>(Codes::BytesFor(off + m)));
+    if (kEach) {
+      for (int64_t k = 0; k < 4; ++k) hn::Store(hn::Set(df, 1.0f), df, sb + k * N);
+      std::memcpy(sb + off, s, static_cast<size_t>(m) * sizeof(float));
+      if (z != nullptr) {
+        for (int64_t k = 0; k < 4; ++k) hn::Store(hn::Zero(di), di, zb + k * N);
+        std::memcpy(zb + off, z, static_cast<size_t>(m) * sizeof(int32_t));
+      }
+    }
+    auto scale = [&](int k) QLINEAR_INLINE_LAMBDA { return kEach ? hn::Load(df, sb + k * N) : us; };
+    auto zp = [&](int k) QLINEAR_INLINE_LAMBDA {
+      return kEach ? (z != nullptr ? hn::Load(di, zb + k * N) : hn::Zero(di)) : uz;
+    };
+    dec.template Four<false>(df, codes.Over(cb), 0, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
+      StoreFourY<kY>(df, hn::Mul(v0, scale(0)), hn::Mul(v1, scale(1)), hn::Mul(v2, scale(2)), hn::Mul(v3, scale(3)),
+                     dec.normal_products, ob, 0);
+    });
+    std::memcpy(out, reinterpret_cast<const char*>(ob) + off * YSize(kY), static_cast<size_t>(m * YSize(kY)));
+    e += m;
+    n -= m;
+    out += m * YSize(kY);
+    if (kEach) {
+      s += m;
+      if (z != nullptr) z += m;
+    }
+  }
+}
+
+// Elements [e, e + n) through stack buffers (a packed span's head before its first byte
+// boundary, spans shorter than a group, the tails): more than a vector's by groups
+// (FewByGroups), else a vector at a time with codes read one by one, lanes padded with code 0
+// and scale 1. (Read one by one, codes cost about 1 ns each, which rows of 1000 elements per
+// column felt at a third of the rate of rows of 1024; a group costs more than a vector of codes
+// read one by one, hence the threshold.)
 template <DType kY, Scales kScales, class Dec, class Codes>
 HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes codes, int64_t e, int64_t n, const float* HWY_RESTRICT s,
                                 const int32_t* HWY_RESTRICT z, void* HWY_RESTRICT y) {
@@ -675,6 +742,10 @@ HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes codes, int64_t e, in
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   constexpr size_t kMax = hn::MaxLanes(df);
+  char* out = static_cast<char*>(y);
+  if constexpr (Codes::kVector) {
+    if (n > N) return FewByGroups<kY, kScales>(dec, codes, e, n, s, z, out);
+  }
   for (int64_t i = 0; i < n; i += N) {
     const int64_t m = std::min(N, n - i);
     HWY_ALIGN int32_t cb[kMax] = {};
@@ -693,7 +764,7 @@ HWY_NOINLINE void DequantizeFew(const Dec& dec, const Codes codes, int64_t e, in
     }
     const auto vs = kEach ? hn::Load(df, sb) : hn::Set(df, *s);
     StoreY<kY>(df, hn::Mul(dec.Decode(df, hn::Load(di, cb), hn::Load(di, zb)), vs), ob, 0);
-    std::memcpy(static_cast<char*>(y) + i * YSize(kY), ob, static_cast<size_t>(m * YSize(kY)));
+    std::memcpy(out + i * YSize(kY), ob, static_cast<size_t>(m * YSize(kY)));
   }
 }
 
@@ -897,6 +968,7 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
     const hn::RebindToSigned<decltype(df)> di;
     const int64_t N = static_cast<int64_t>(hn::Lanes(df));
     int64_t head = std::min(n, (Codes::kPerByte - e % Codes::kPerByte) % Codes::kPerByte);
+    if (n - head < 4 * N) return DequantizeFew<kY, kScales>(dec, codes, e, n, s, z, out);  // no whole group
     if constexpr (HWY_ARCH_X86 && !kEach) {
       // Long outputs: the vector loop starts at y's first cache-line boundary when that element
       // also starts a byte of codes (else at the codes' first byte), so that no store straddles
@@ -928,7 +1000,7 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
     auto groups = [&](auto with_zps, auto folded) QLINEAR_INLINE_LAMBDA {
       constexpr bool kFolded = decltype(folded)::value;  // kUniform only
       const auto us = hn::Set(df, ScaleFor<kFolded, Dec>(*s));
-      for (; j + 4 * N <= n; j += 4 * N) {
+      auto group = [&]() QLINEAR_INLINE_LAMBDA {  // elements [j, j + 4N)
         auto scaled = [&](auto v, int64_t i) QLINEAR_INLINE_LAMBDA {
           return hn::Mul(v, kEach ? hn::LoadU(df, s + i) : us);
         };
@@ -946,6 +1018,16 @@ HWY_NOINLINE void DequantizeSpan(const Dec& dec, const Codes codes, int64_t e, i
           StoreGroup<kY>(dec, df, scaled(v0, j), scaled(v1, j + N), scaled(v2, j + 2 * N), scaled(v3, j + 3 * N),
                               out, j);
         });
+      };
+      for (; j + 4 * N <= n; j += 4 * N) group();
+      if (j < n && j - head >= 4 * N && !stream) {
+        // The tail of a span of at least one group: one more group, ending on the span's last
+        // byte boundary, over elements already done (the same values again; outputs never
+        // overlap inputs), not staged by DequantizeFew: rows of 1000 with a scale per column
+        // ran at a third of the rate of rows of 1024 that way (int4, AVX3_DL).
+        j = head + (n - head) / Codes::kPerByte * Codes::kPerByte - 4 * N;
+        group();
+        j += 4 * N;
       }
     };
     if constexpr (kEach) {  // a scale per vector: nothing to fold
@@ -990,7 +1072,7 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes codes, int64_t 
           return v;
         }
       };
-      for (; j + 4 * N <= len; j += 4 * N) {
+      auto column = [&]() QLINEAR_INLINE_LAMBDA {  // columns [j, j + 4N) of the four rows
         const auto s0 = scales(j), s1 = scales(j + N), s2 = scales(j + 2 * N), s3 = scales(j + 3 * N);
         const auto z0 = kZps ? hn::LoadU(di, z + j) : hn::Zero(di);
         const auto z1 = kZps ? hn::LoadU(di, z + j + N) : hn::Zero(di);
@@ -1003,6 +1085,12 @@ HWY_NOINLINE void DequantizeFourRows(const Dec& dec, const Codes codes, int64_t 
             StoreGroup<kY>(dec, df, hn::Mul(v0, s0), hn::Mul(v1, s1), hn::Mul(v2, s2), hn::Mul(v3, s3), out, i);
           });
         }
+      };
+      for (; j + 4 * N <= len; j += 4 * N) column();
+      if (j < len && j >= 4 * N) {  // the last columns again, as DequantizeSpan's tail (len: whole bytes)
+        j = len - 4 * N;
+        column();
+        j += 4 * N;
       }
     };
     if (z != nullptr) {  // zero points: integers, which have nothing to fold
@@ -1120,6 +1208,29 @@ HWY_NOINLINE void DequantizeBlocks(const Dec& dec, const Codes codes, int64_t e,
   if (period % N == 0 && phase % N == 0 && e % Codes::kPerByte == 0) {
     j = DequantizeBlockGroups<kY>(dec, codes, e, period, phase, count, s, z, out);
   }
+  if constexpr (Codes::kVector) {
+    // A rest of at most a group's elements over more than one block (a row's end after the
+    // groups): one staged call with each element's scale (and zero point), not one per block.
+    const int64_t rest = count - j;
+    if (rest <= 4 * N && rest > period - (phase + j) % period) {
+      const hn::ScalableTag<float> df;
+      const hn::RebindToSigned<decltype(df)> di;
+      constexpr size_t kMax = hn::MaxLanes(df);
+      HWY_ALIGN float sb[5 * kMax];  // a block's last vector may pass the rest by up to N - 1
+      HWY_ALIGN int32_t zb[5 * kMax];
+      int64_t k = (phase + j) / period;
+      for (int64_t i = 0, len = period - (phase + j) % period; i < rest; i += len, len = period, ++k) {
+        const auto vs = hn::Set(df, s[k]);
+        const auto vz = hn::Set(di, z != nullptr ? z[k] : 0);
+        for (int64_t t = 0; t < std::min(len, rest - i); t += N) {
+          hn::StoreU(vs, df, sb + i + t);
+          hn::StoreU(vz, di, zb + i + t);
+        }
+      }
+      return DequantizeFew<kY, Scales::kPerElement>(dec, codes, e + j, rest, sb, z != nullptr ? zb : nullptr,
+                                                    out + j * YSize(kY));
+    }
+  }
   int64_t len = period - (phase + j) % period;
   for (int64_t k = (phase + j) / period; j < count; ++k, j += len, len = period) {
     len = std::min(len, count - j);
@@ -1157,8 +1268,7 @@ constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 // Plain decoders only: the Draining and Streaming forms of long outputs keep four rows (below).
 template <class Dec, class Codes>
-constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams && (std::is_same_v<Codes, MemoryCodes<int8_t>> ||
-                                                                     std::is_same_v<Codes, MemoryCodes<uint8_t>>);
+constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams;
 
 template <class Dec, class Codes, class One>
 HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,

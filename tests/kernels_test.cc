@@ -900,7 +900,16 @@ TEST_P(KernelTest, DequantizeEveryType) {
                                         {{3, 70}, {3, 3}, 1, 32}, {{5, 7}, {3, 7}, 0, 2},
                                         {{1}, {}, 1, 0}, {{0}, {}, 1, 0},
                                         // rows of whole groups with a scale each: one run of blocks
-                                        {{5, 8 * L}, {5}, 0, 0}, {{2, 3, 4 * L}, {3}, 1, 0}};
+                                        {{5, 8 * L}, {5}, 0, 0}, {{2, 3, 4 * L}, {3}, 1, 0},
+                                        // rows of more than a group, not whole groups: the last
+                                        // group of a row again over elements done (rows of whole
+                                        // bytes four at a time, odd rows from inside a byte),
+                                        // short rows and blocks staged whole
+                                        {{8, 5 * L + 4}, {5 * L + 4}, 1, 0}, {{6, 5 * L + 3}, {5 * L + 3}, 1, 0},
+                                        {{5, 5 * L + 3}, {5}, 0, 0},
+                                        {{4, 5 * L + 3}, {4, (7 * L + 2) / (2 * L)}, 1, 2 * L},
+                                        {{4, 5 * L + 3}, {4, (6 * L + 2) / L}, 1, L},
+                                        {{3, 3 * L + 1}, {2, 3 * L + 1}, 0, 2}};
   for (int32_t xt : inputs) {
     for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
       for (int32_t st : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_FLOAT8E8M0}) {
