@@ -129,20 +129,28 @@ class CallStatus {
 struct Case {
   const char* op;  // "Quantize" or "Dequantize"
   int32_t xt, st, yt;
-  const char* gran;  // "tensor", "axis0", "axisL", "blockL", "block0" (blocks of 32), "blockL128", "block0128"
+  // "tensor", "axis0", "axisL", "blockL", "block0" (blocks of 32), "blockL128", "block0128"; a 2-D
+  // one with "-wC" appended has rows of C elements (n / C of them) instead of 1024: "axisL-w1000".
+  const char* gran;
   QuantizePath path = QuantizePath::kAuto;  // forced: row suffix "-div" / "-recip"
   bool zero_point = false;  // Dequantize: random zero points of x's type (row name "x-zp")
   int64_t range_first = 0;  // Quantize: a range call over [range_first, n) (row suffix "-fromK")
   int64_t y_offset = 0;     // Dequantize: y this many bytes past a 64-byte boundary (suffix "-yK")
 };
 
-// Shapes and scale shapes for a granularity at n elements (rows of 1024 for 2-D layouts).
+// Shapes and scale shapes for a granularity at about n elements (rows of 1024 for 2-D layouts,
+// or of C with the suffix "-wC": then n / C rows).
 void LayoutFor(const char* gran, int64_t n, std::vector<int64_t>* xs, std::vector<int64_t>* ss,
                int64_t* axis, int64_t* block) {
-  const int64_t cols = 1024, rows = n / cols;
+  std::string g = gran;
+  int64_t cols = 1024;
+  if (const size_t at = g.find("-w"); at != std::string::npos) {
+    cols = std::stoll(g.substr(at + 2));
+    g.resize(at);
+  }
+  const int64_t rows = n / cols;
   *axis = 1;
   *block = 0;
-  const std::string g = gran;
   if (g == "tensor") {
     *xs = {n};
     *ss = {};
@@ -158,7 +166,7 @@ void LayoutFor(const char* gran, int64_t n, std::vector<int64_t>* xs, std::vecto
     *block = b;
     *xs = {rows, cols};
     if (g.compare(0, 6, "blockL") == 0) {
-      *ss = {rows, cols / b};
+      *ss = {rows, (cols + b - 1) / b};
     } else {  // block0: blocks along the outer axis (a [K, N] weight with blocks along K)
       *ss = {(rows + b - 1) / b, cols};
       *axis = 0;
@@ -167,10 +175,11 @@ void LayoutFor(const char* gran, int64_t n, std::vector<int64_t>* xs, std::vecto
 }
 
 void BM_Op(benchmark::State& state, Case c, int64_t target) {
-  const int64_t n = state.range(0);
   std::vector<int64_t> xs, ss;
   int64_t axis, block;
-  LayoutFor(c.gran, n, &xs, &ss, &axis, &block);
+  LayoutFor(c.gran, state.range(0), &xs, &ss, &axis, &block);
+  int64_t n = 1;  // the elements of x (below the size asked with rows of "-wC")
+  for (int64_t d : xs) n *= d;
   int64_t sn = 1;
   for (int64_t d : ss) sn *= d;
   std::mt19937 rng(1);
@@ -720,6 +729,13 @@ void RegisterAll() {
       for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
         cases.push_back({"Dequantize", w.xt, w.st, yt, g, QuantizePath::kAuto, w.zero_point});
       }
+    }
+  }
+  // Rows of 1000 (no whole number of vectors or groups of them): the rows' ends.
+  for (const Weight& w : weights) {
+    if (w.xt != QLINEAR_DTYPE_INT8 && w.xt != QLINEAR_DTYPE_INT4 && w.xt != QLINEAR_DTYPE_UINT4) continue;
+    for (const char* g : {"axis0-w1000", "axisL-w1000", "blockL-w1000", "block0-w1000"}) {
+      cases.push_back({"Dequantize", w.xt, w.st, QLINEAR_DTYPE_FLOAT, g, QuantizePath::kAuto, w.zero_point});
     }
   }
   // Per tensor with y 16 bytes past a cache line, as malloc's buffers often are.
