@@ -14,6 +14,9 @@ needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' 
 version=$(sed -n 's/^#define QLINEAR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
           "$src/include/qlinear/qlinear.h" | paste -sd.)
 major_minor=${version%.*}
+# The smallest configuration a user embeds (no tests, benchmark or Python) still configures.
+cmake -S "$src" -B "$work/minimal" -G Ninja -DQLINEAR_BUILD_TESTS=OFF -DQLINEAR_BUILD_BENCH=OFF \
+  -DQLINEAR_BUILD_PYTHON=OFF >/dev/null || fail "the minimal configuration does not configure"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 echo "== install --prefix from $build ($build_type): qlinear $version"
 cmake --install "$build" --prefix "$work/installed" >/dev/null
