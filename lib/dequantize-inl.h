@@ -88,16 +88,19 @@ HWY_INLINE void StoreBF16(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
 
 // Two vectors of canonical-NaN float32 lanes to 2N bfloat16 at out: one narrowing shuffle and one
 // full store per pair instead of a narrowing per vector. `normal`: no lane is a subnormal
-// (QuantParams::normal_products).
+// (QuantParams::normal_products); `exact`: every lane is a bfloat16 value already
+// (QuantParams::bf16_products), whose upper halves are its rounding.
 template <class DF>
-HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, bool normal, uint16_t* HWY_RESTRICT out) {
+HWY_INLINE void StoreTwoBF16(DF df, hn::Vec<DF> v0, hn::Vec<DF> v1, bool normal, bool exact,
+                             uint16_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_SCALAR
-  (void)normal;
+  (void)normal, (void)exact;
   StoreBF16<NaNs::kCanonical>(df, v0, out);
   StoreBF16<NaNs::kCanonical>(df, v1, out + hn::Lanes(df));
 #else
   if (StoreTwoBF16InHardware(df, v0, v1, g_cpu_converts_bf16, normal, out)) return;
   const hn::Repartition<uint16_t, DF> d16;
+  if (exact) return hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, v1), hn::BitCast(d16, v0)), d16, out);
   const auto lo = hn::BitCast(d16, RoundedToBF16High(df, v0));
   const auto hi = hn::BitCast(d16, RoundedToBF16High(df, v1));
   hn::StoreU(hn::ConcatOdd(d16, hi, lo), d16, out);
@@ -120,18 +123,19 @@ HWY_INLINE void StoreY(DF df, hn::Vec<DF> v, void* HWY_RESTRICT y, int64_t i) {
 // independent and the compiler's scheduler interleaves them; out of order, stores that straddle
 // cache lines (an output aligned to less than a vector, as malloc's are) cost up to 20% of an
 // L2-resident float32 output (AVX3, 64K elements).
-// `normal`: as StoreTwoBF16's.
+// `normal`, `exact`: as StoreTwoBF16's.
 template <DType kY, class DF, class V = hn::Vec<DF>>
-HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, bool normal, void* HWY_RESTRICT y, int64_t i) {
+HWY_INLINE void StoreFourY(DF df, V v0, V v1, V v2, V v3, bool normal, bool exact, void* HWY_RESTRICT y,
+                           int64_t i) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   if constexpr (kY == DType::kBFloat16) {
     uint16_t* HWY_RESTRICT out = static_cast<uint16_t*>(y) + i;
-    StoreTwoBF16(df, v0, v1, normal, out);
+    StoreTwoBF16(df, v0, v1, normal, exact, out);
     QLINEAR_KEEP_ORDER();
-    StoreTwoBF16(df, v2, v3, normal, out + 2 * N);
+    StoreTwoBF16(df, v2, v3, normal, exact, out + 2 * N);
     return;
   }
-  (void)normal;
+  (void)normal, (void)exact;
   StoreY<kY>(df, v0, y, i);
   QLINEAR_KEEP_ORDER();
   StoreY<kY>(df, v1, y, i + N);
@@ -164,7 +168,7 @@ HWY_INLINE void StoreGroup(const Dec& dec, DF df, V v0, V v1, V v2, V v3, void* 
     }
   }
 #endif
-  StoreFourY<kY>(df, v0, v1, v2, v3, dec.normal_products, y, i);
+  StoreFourY<kY>(df, v0, v1, v2, v3, dec.normal_products, dec.bf16_products, y, i);
 }
 
 // The same with the output type chosen at run time (the backward pass's dx).
@@ -194,6 +198,7 @@ struct IntDecoder {
   static constexpr int kFoldShift = 0;    // nothing to fold (MiniFloatDecoder)
   static constexpr float kFold = 1.0f;
   bool normal_products = false;  // QuantParams::normal_products
+  bool bf16_products = false;    // QuantParams::bf16_products
   template <class DF, class DI = hn::RebindToSigned<DF>>
   HWY_INLINE hn::Vec<DF> Decode(DF df, hn::Vec<DI> x, hn::Vec<DI> zp) const {
     return hn::ConvertTo(df, hn::Sub(x, zp));
@@ -326,6 +331,7 @@ struct MiniFloatDecoder {
   static constexpr float kFold = static_cast<float>(1 << kFoldShift);
   bool fold = false;
   bool normal_products = false;  // QuantParams::normal_products
+  bool bf16_products = false;    // QuantParams::bf16_products
   template <bool kFolded = false, class DF, class Codes, class Zp, class F>
   HWY_INLINE void Four(DF df, const Codes& codes, int64_t e, Zp&& /*zp*/, F&& f) const {
 #if QLINEAR_AVX512 && HWY_TARGET <= HWY_AVX3_DL
@@ -715,7 +721,7 @@ HWY_NOINLINE void FewByGroups(const Dec& dec, const Codes codes, int64_t e, int6
     };
     dec.template Four<false>(df, codes.Over(cb), 0, zp, [&](auto v0, auto v1, auto v2, auto v3) QLINEAR_INLINE_LAMBDA {
       StoreFourY<kY>(df, hn::Mul(v0, scale(0)), hn::Mul(v1, scale(1)), hn::Mul(v2, scale(2)), hn::Mul(v3, scale(3)),
-                     dec.normal_products, ob, 0);
+                     dec.normal_products, dec.bf16_products, ob, 0);
     });
     std::memcpy(out, reinterpret_cast<const char*>(ob) + off * YSize(kY), static_cast<size_t>(m * YSize(kY)));
     e += m;
@@ -1524,6 +1530,7 @@ inline void DequantizeVectorDirect(const DequantizePlan& p, const QuantParams& p
       auto dec = DecoderFor<kX>();
       if constexpr (decltype(dec)::kFoldShift != 0) dec.fold = prm.moderate_scales;
       dec.normal_products = prm.normal_products;
+      dec.bf16_products = prm.bf16_products;
       const auto codes = CodesFor<kX>(p.x);
 #if HWY_ARCH_X86
       if (drain != nullptr) {

@@ -166,7 +166,9 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto exponent = hn::Set(di, 0x7F800000), magnitude = hn::Set(di, 0x7FFFFFFF);
   const auto moderate = hn::Set(di, static_cast<int32_t>(kModerateExponentBits));
+  const auto fraction = hn::Set(di, 0x7FFFFF);
   auto nonfinite = hn::Zero(di), zero = hn::Zero(di), large = hn::Zero(di), min_field = exponent;
+  auto fractions = hn::Zero(di);
   int64_t k = 0;
   for (; k + N <= n; k += N) {
     const auto bits = hn::BitCast(di, hn::LoadU(df, s + k));
@@ -176,8 +178,12 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
     zero = hn::Or(zero, hn::VecFromMask(di, is_zero));
     large = hn::Or(large, hn::VecFromMask(di, hn::Gt(field, moderate)));
     min_field = hn::Min(min_field, hn::IfThenElse(is_zero, exponent, field));
+    fractions = hn::Or(fractions, hn::And(bits, fraction));
   }
   ScaleFacts f = ScalarScaleFacts(s, k, n);
+  HWY_ALIGN int32_t lanes[HWY_MAX_BYTES / sizeof(int32_t)];
+  hn::Store(fractions, di, lanes);
+  for (int64_t i = 0; i < N; ++i) f.fractions |= static_cast<uint32_t>(lanes[i]);
   const uint32_t vector_min = static_cast<uint32_t>(hn::GetLane(hn::MinOfLanes(di, min_field))) >> 23;
   f.min_field = std::min(f.min_field, vector_min);
   f.finite = f.finite && hn::AllTrue(di, hn::Eq(nonfinite, hn::Zero(di)));

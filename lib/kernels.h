@@ -37,6 +37,11 @@ struct QuantParams {
   // every nonzero |scale| is at least 2^-126), so the AVX-512 bfloat16 conversion in hardware,
   // which flushes subnormals to zero, needs no per-vector check (dequantize-inl.h StoreGroup).
   bool normal_products = false;
+  // DequantizeLinear: with normal_products, every (x - zp) * scale is a bfloat16 value (its
+  // significant bits, those of |x - zp| plus those of the scale, fit in bfloat16's 8), so the
+  // bfloat16 stores keep the upper halves without rounding (dequantize-inl.h StoreTwoBF16):
+  // float8/float4 codes or byte integers with power-of-two scales (float8e8m0: MX), say.
+  bool bf16_products = false;
   bool vector = false;  // false: the plan runs through the scalar reference
 };
 
@@ -154,19 +159,20 @@ constexpr uint32_t kModerateExponentBits = (127u + 99u) << 23;
 
 // Whether every s[k] (k < n) is finite, whether one is zero (DequantizeLinear's NaN check,
 // params.h ForDequantize), whether every |s[k]| < 2^100 (QuantParams::moderate_scales), and the
-// smallest exponent field of the nonzero scales (0xFF if none; QuantParams::normal_products);
-// vector form for many scales.
+// smallest exponent field of the nonzero scales (0xFF if none; QuantParams::normal_products),
+// and the OR of their 23 fraction bits (QuantParams::bf16_products); vector form for many scales.
 struct ScaleFacts {
   bool finite = true;
   bool zero = false;
   bool moderate = true;
   uint32_t min_field = 0xFF;
+  uint32_t fractions = 0;
 };
 ScaleFacts VectorScaleFacts(const float* s, int64_t n);  // dispatched
 
 // The same for k in [k0, n), one at a time, on the bits (no early exit: the loop vectorizes).
 inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
-  uint32_t nonfinite = 0, zero = 0, large = 0, min_field = 0x7F800000u;
+  uint32_t nonfinite = 0, zero = 0, large = 0, min_field = 0x7F800000u, fractions = 0;
   for (int64_t k = k0; k < n; ++k) {
     uint32_t bits;
     std::memcpy(&bits, &s[k], 4);
@@ -176,12 +182,14 @@ inline ScaleFacts ScalarScaleFacts(const float* s, int64_t k0, int64_t n) {
     large |= field > kModerateExponentBits;
     const uint32_t key = (bits & 0x7FFFFFFFu) == 0 ? 0x7F800000u : field;
     min_field = key < min_field ? key : min_field;
+    fractions |= bits & 0x7FFFFFu;
   }
   ScaleFacts f;
   f.finite = nonfinite == 0;
   f.zero = zero != 0;
   f.moderate = large == 0;
   f.min_field = min_field >> 23;
+  f.fractions = fractions;
   return f;
 }
 inline ScaleFacts ComputeScaleFacts(const float* s, int64_t n) {

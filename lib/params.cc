@@ -333,6 +333,12 @@ QuantParams DecodedParams::ForDequantize(DType x_type) const {
   // |x - zp| >= 2^m and |s| >= 2^(field - 127) (normal s; a subnormal scale has field 0): the
   // product is at least 2^-126, and so is its float32 rounding, when field - 127 + m >= -126.
   p.normal_products = static_cast<int>(f.min_field) >= 1 - SmallestValueExponent(x_type);
+  // |x - zp| < 2^bits for integer inputs; a float8/float4 value has mantissa bits + 1. A scale
+  // has 24 - (its lowest set fraction bit) significant bits, 1 for a power of two, which adds
+  // none to the product's.
+  const int code_bits = Info(x_type).kind == Kind::kMiniFloat ? MiniFormatOf(x_type).mant_bits + 1 : Info(x_type).bits;
+  const int scale_bits = f.fractions == 0 ? 1 : 24 - __builtin_ctz(f.fractions);
+  p.bf16_products = p.normal_products && code_bits + (scale_bits == 1 ? 0 : scale_bits) <= 8;
   return p;
 }
 

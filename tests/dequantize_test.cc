@@ -322,6 +322,75 @@ TEST_P(DequantizeTest, BFloat16HardwareConversionNearSubnormalProducts) {
   }
 }
 
+// Where every product (x - zp) * scale is a bfloat16 value (QuantParams::bf16_products: the
+// significant bits of |x - zp| and of the scales fit in bfloat16's 8), the bfloat16 stores keep
+// the upper halves without rounding. Every code of the byte and narrow types, with its widest
+// |x - zp|, times scales of 1 to 9 - (its bits) significant bits: the last give products that
+// round. Per tensor, in blocks of 32 along the last axis, and per row of 70 rows (the vector and
+// the scalar part of the scale check) whose scales are powers of two but one, whose extra bit
+// makes products round. The AVX-512 conversion in hardware is turned off, as other CPUs run.
+TEST_P(DequantizeTest, BFloat16OutputsOfProductsWithFewBits) {
+  struct Restore {
+    bool saved = g_cpu_converts_bf16;
+    ~Restore() { g_cpu_converts_bf16 = saved; }
+  } restore;
+  g_cpu_converts_bf16 = false;
+  struct Input {
+    int32_t xt;
+    int bits;     // significant bits of the widest |x - zp|
+    int32_t zp;   // its code (-1: none)
+  };
+  const Input inputs[] = {{QLINEAR_DTYPE_INT8, 8, 0x80},         {QLINEAR_DTYPE_UINT8, 8, 0xFF},
+                          {QLINEAR_DTYPE_INT4, 4, 0x8},          {QLINEAR_DTYPE_UINT4, 4, 0xF},
+                          {QLINEAR_DTYPE_INT2, 2, 0x2},          {QLINEAR_DTYPE_UINT2, 2, -1},
+                          {QLINEAR_DTYPE_FLOAT8E4M3FN, 4, -1},   {QLINEAR_DTYPE_FLOAT8E4M3FNUZ, 4, -1},
+                          {QLINEAR_DTYPE_FLOAT8E5M2, 3, -1},     {QLINEAR_DTYPE_FLOAT8E5M2FNUZ, 3, -1},
+                          {QLINEAR_DTYPE_FLOAT4E2M1, 2, -1}};
+  for (const Input& in : inputs) {
+    const uint32_t codes = Bits(in.xt) >= 8 ? 256u : 1u << Bits(in.xt);
+    const int64_t n = 2 * static_cast<int64_t>(codes) + 4 * lanes_ + 3, blocks = (n + 31) / 32;
+    std::vector<uint32_t> row;
+    for (int64_t i = 0; i < n; ++i) row.push_back(static_cast<uint32_t>(i * 7) % codes);
+    auto with_zero_point = [&](DequantizeCall& c, int64_t count) {
+      if (in.zp < 0) return;
+      c.SetZeroPoint(Codes(in.xt, std::vector<uint32_t>(static_cast<size_t>(count), static_cast<uint32_t>(in.zp)),
+                           c.scale.shape));
+    };
+    for (int m = 1; m <= 9 - in.bits + (in.bits == 8); ++m) {
+      // m significant bits, all ones, around 2^-3; the sign alternates by block.
+      const float scale = std::ldexp(static_cast<float>((1 << m) - 1), -2 - m);
+      DequantizeCall t(Codes(in.xt, row, {n}), F32({-scale}, {}), 0);
+      with_zero_point(t, 1);
+      std::vector<uint32_t> rows3;
+      std::vector<float> bs;
+      for (int r = 0; r < 3; ++r) rows3.insert(rows3.end(), row.begin(), row.end());
+      for (int64_t b = 0; b < 3 * blocks; ++b) bs.push_back(b % 2 ? -scale : scale);
+      DequantizeCall k(Codes(in.xt, rows3, {3, n}), F32(bs, {3, blocks}), 1);
+      k.attrs.block_size = 32;
+      with_zero_point(k, 3 * blocks);
+      for (DequantizeCall* c : {&t, &k}) {
+        c->attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
+        const std::string diff = CheckDequantize(*c, 0, -1, 1);
+        ASSERT_EQ(diff, "") << Where(*c, diff) << " scale " << scale << " (" << m << " bits)";
+      }
+    }
+    const int64_t rows = 70;
+    std::vector<uint32_t> xs;
+    for (int64_t r = 0; r < rows; ++r) xs.insert(xs.end(), row.begin(), row.end());
+    for (int64_t odd : {int64_t{-1}, int64_t{0}, int64_t{40}, int64_t{69}}) {
+      std::vector<float> s;
+      for (int64_t r = 0; r < rows; ++r) s.push_back(std::ldexp(r % 3 ? 1.0f : -1.0f, static_cast<int>(r % 7) - 3));
+      // 10 - bits significant bits: more than bfloat16's 8 in the widest products.
+      if (odd >= 0) s[static_cast<size_t>(odd)] *= static_cast<float>((1 << (10 - in.bits)) - 1) / (1 << (9 - in.bits));
+      DequantizeCall c(Codes(in.xt, xs, {rows, n}), F32(s, {rows}), 0);
+      with_zero_point(c, rows);
+      c.attrs.output_dtype = QLINEAR_DTYPE_BFLOAT16;
+      const std::string diff = CheckDequantize(c, 0, -1, 2);
+      ASSERT_EQ(diff, "") << Where(c, diff) << " row " << odd << " with more scale bits";
+    }
+  }
+}
+
 struct WeightLayout {
   std::vector<int64_t> x_shape, s_shape;  // s_shape empty: per tensor
   int64_t axis, block;
