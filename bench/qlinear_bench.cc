@@ -719,6 +719,7 @@ void RegisterAll() {
   };
   const Weight weights[] = {{QLINEAR_DTYPE_INT8, QLINEAR_DTYPE_FLOAT, false},
                             {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT, false},
+                            {QLINEAR_DTYPE_FLOAT8E4M3FN, QLINEAR_DTYPE_FLOAT8E8M0, false},
                             {QLINEAR_DTYPE_FLOAT8E5M2, QLINEAR_DTYPE_FLOAT, false},
                             {QLINEAR_DTYPE_INT4, QLINEAR_DTYPE_FLOAT, false},
                             {QLINEAR_DTYPE_UINT4, QLINEAR_DTYPE_FLOAT, true},
