@@ -181,7 +181,7 @@ ScaleFacts ScaleFactsDriver(const float* HWY_RESTRICT s, int64_t n) {
     fractions = hn::Or(fractions, hn::And(bits, fraction));
   }
   ScaleFacts f = ScalarScaleFacts(s, k, n);
-  HWY_ALIGN int32_t lanes[HWY_MAX_BYTES / sizeof(int32_t)];
+  HWY_ALIGN int32_t lanes[hn::MaxLanes(di)];
   hn::Store(fractions, di, lanes);
   for (int64_t i = 0; i < N; ++i) f.fractions |= static_cast<uint32_t>(lanes[i]);
   const uint32_t vector_min = static_cast<uint32_t>(hn::GetLane(hn::MinOfLanes(di, min_field))) >> 23;

@@ -325,10 +325,11 @@ TEST_P(DequantizeTest, BFloat16HardwareConversionNearSubnormalProducts) {
 // Where every product (x - zp) * scale is a bfloat16 value (QuantParams::bf16_products: the
 // significant bits of |x - zp| and of the scales fit in bfloat16's 8), the bfloat16 stores keep
 // the upper halves without rounding. Every code of the byte and narrow types, with its widest
-// |x - zp|, times scales of 1 to 9 - (its bits) significant bits: the last give products that
-// round. Per tensor, in blocks of 32 along the last axis, and per row of 70 rows (the vector and
-// the scalar part of the scale check) whose scales are powers of two but one, whose extra bit
-// makes products round. The AVX-512 conversion in hardware is turned off, as other CPUs run.
+// |x - zp|, times scales of 1 to 9 - (its bits) significant bits (1 and 2 for byte types): the
+// last give products that round. Per tensor, in blocks of 32 along the last axis, and per row
+// of 70 rows whose scales are powers of two but one, whose extra bits make products round: in
+// the first, a higher and the last lane of the scale check's vectors (4, 8 or 16 lanes) or its
+// scalar part. The AVX-512 conversion in hardware is turned off, as other CPUs run.
 TEST_P(DequantizeTest, BFloat16OutputsOfProductsWithFewBits) {
   struct Restore {
     bool saved = g_cpu_converts_bf16;
@@ -377,7 +378,7 @@ TEST_P(DequantizeTest, BFloat16OutputsOfProductsWithFewBits) {
     const int64_t rows = 70;
     std::vector<uint32_t> xs;
     for (int64_t r = 0; r < rows; ++r) xs.insert(xs.end(), row.begin(), row.end());
-    for (int64_t odd : {int64_t{-1}, int64_t{0}, int64_t{40}, int64_t{69}}) {
+    for (int64_t odd : {int64_t{-1}, int64_t{0}, int64_t{41}, int64_t{47}, int64_t{69}}) {
       std::vector<float> s;
       for (int64_t r = 0; r < rows; ++r) s.push_back(std::ldexp(r % 3 ? 1.0f : -1.0f, static_cast<int>(r % 7) - 3));
       // 10 - bits significant bits: more than bfloat16's 8 in the widest products.
