@@ -1264,19 +1264,23 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
   });
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// Byte and packed codes into float32 on AVX-512, kPerElement layouts: rows one after another
-// (one stream of codes in, one of y out), the scales and zero points that rows share copied once
-// to line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
+// Byte and packed codes into float32 on x86, kPerElement layouts: rows one after another (one
+// stream of codes in, one of y out), the scales and zero points that rows share copied once to
+// line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
 // which the wide stores feel most; 16-bit outputs measured slower this way (docs/performance.md).
-// Rows longer than kRowCopyMax keep the four-row form.
+// Below AVX-512, byte integers keep four rows (one row at a time measured 0.85-0.93x in cache on
+// AVX2 and SSE4; float8 and packed codes 1.0-1.4x). Rows longer than kRowCopyMax keep the
+// four-row form.
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 // Plain decoders only: the Draining and Streaming forms of long outputs keep four rows (below).
 template <class Dec, class Codes>
-constexpr bool kRowsInSequence = !Dec::kDrains && !Dec::kStreams &&
-                                  (Codes::kFieldBits > 0 || std::is_same_v<Codes, MemoryCodes<int8_t>> ||
-                                   std::is_same_v<Codes, MemoryCodes<uint8_t>>);
+constexpr bool kRowsInSequence =
+    !Dec::kDrains && !Dec::kStreams &&
+    (Codes::kFieldBits > 0 ||
+     ((std::is_same_v<Codes, MemoryCodes<int8_t>> || std::is_same_v<Codes, MemoryCodes<uint8_t>>) &&
+      (HWY_TARGET <= HWY_AVX3 || !std::is_base_of<IntDecoder, Dec>::value)));
 
 template <class Dec, class Codes, class One>
 HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, const DequantizePlan& p,
@@ -1315,8 +1319,8 @@ HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, co
 
 // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
 // kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
-// the scales per four rows), except byte and packed codes into float32 on AVX-512 (rows one
-// after another, DequantizeRowsInSequence); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
+// the scales per four rows), except byte and packed codes into float32 on x86 (rows one after
+// another, DequantizeRowsInSequence: kRowsInSequence); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
 // a parallel piece) and float32 outputs that the loops stream (Streaming) one row at a time:
 // where memory bounds the call, the streams of four rows ran them at 0.3-0.9x (float16,
 // bfloat16) and 0.7-1.0x (streamed float32) of one row at a time (16M elements, Zen 5), while
@@ -1354,7 +1358,7 @@ void DequantizeAll(const Dec& dec, const Codes& codes, const DequantizePlan& p, 
   if (kind != RunKind::kPerElement || (kY != DType::kFloat32 && ElementsForChoices(p) >= kStreamFrom) || Dec::kStreams) {
     return ForEachRun(p.layout, p.begin, p.end, one);
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
   if constexpr (kY == DType::kFloat32 && kRowsInSequence<Dec, Codes>) {
     const int64_t row = p.layout.inner == 1 ? p.layout.axis_dim : p.layout.inner;
     if (row <= kRowCopyMax) return DequantizeRowsInSequence(dec, codes, p, prm, out, one);
