@@ -1270,8 +1270,8 @@ HWY_INLINE void DequantizeRun(const Dec& dec, const Codes& codes, RunKind kind, 
 // line-aligned buffers. Four rows at a time (DequantizeFourRows) keep four streams of each,
 // which the wide stores feel most; 16-bit outputs measured slower this way (docs/performance.md).
 // Below AVX-512, byte integers keep four rows (one row at a time measured 0.85-0.93x in cache on
-// AVX2 and SSE4; float8 and packed codes 1.0-1.4x). Rows longer than kRowCopyMax keep the
-// four-row form.
+// AVX2 and SSE4; float8 and packed codes 0.93-1.35x, below 1 only within the runs' spread).
+// Rows longer than kRowCopyMax keep the four-row form.
 constexpr int64_t kRowCopyMax = 2048;  // 16 KiB of stack for both buffers
 
 // Plain decoders only: the Draining and Streaming forms of long outputs keep four rows (below).
@@ -1319,9 +1319,10 @@ HWY_NOINLINE void DequantizeRowsInSequence(const Dec& dec, const Codes codes, co
 
 // Elements [p.begin, p.end); x and y point at element p.begin (a byte boundary if packed).
 // kPerElement layouts take byte-aligned rows with the same scales four at a time (one load of
-// the scales per four rows), except byte and packed codes into float32 on x86 (rows one after
-// another, DequantizeRowsInSequence: kRowsInSequence); float16/bfloat16 outputs of kStreamFrom elements or more (a call or
-// a parallel piece) and float32 outputs that the loops stream (Streaming) one row at a time:
+// the scales per four rows), except float8 and packed codes into float32 on x86 and byte
+// integers on AVX-512 (rows one after another, DequantizeRowsInSequence: kRowsInSequence);
+// float16/bfloat16 outputs of kStreamFrom elements or more (a call or a parallel piece) and
+// float32 outputs that the loops stream (Streaming) one row at a time:
 // where memory bounds the call, the streams of four rows ran them at 0.3-0.9x (float16,
 // bfloat16) and 0.7-1.0x (streamed float32) of one row at a time (16M elements, Zen 5), while
 // in cache four rows gain up to 1.6x. (Long float32 outputs staged in chunks keep four rows.)
