@@ -1222,19 +1222,32 @@ HWY_NOINLINE void DequantizeBlocks(const Dec& dec, const Codes codes, int64_t e,
       const hn::ScalableTag<float> df;
       const hn::RebindToSigned<decltype(df)> di;
       constexpr size_t kMax = hn::MaxLanes(df);
-      HWY_ALIGN float sb[5 * kMax];  // a block's last vector may pass the rest by up to N - 1
-      HWY_ALIGN int32_t zb[5 * kMax];
-      int64_t k = (phase + j) / period;
-      for (int64_t i = 0, len = period - (phase + j) % period; i < rest; i += len, len = period, ++k) {
+      // After at least one group, the rest is one more group ending on the run's last byte
+      // boundary, over elements already done (the same values again), with each element's
+      // scale: not staged (blocks of 32 along rows of 1000 spent most of a row's time there).
+      const int64_t whole = count / Codes::kPerByte * Codes::kPerByte;
+      const int64_t from = j >= 4 * N && whole - 4 * N >= 0 ? whole - 4 * N : j;
+      HWY_ALIGN float sb[6 * kMax];  // a block's last vector may pass the rest by up to N - 1
+      HWY_ALIGN int32_t zb[6 * kMax];
+      int64_t k = (phase + from) / period;
+      for (int64_t i = 0, len = period - (phase + from) % period; i < count - from; i += len, len = period, ++k) {
         const auto vs = hn::Set(df, s[k]);
         const auto vz = hn::Set(di, z != nullptr ? z[k] : 0);
-        for (int64_t t = 0; t < std::min(len, rest - i); t += N) {
+        for (int64_t t = 0; t < std::min(len, count - from - i); t += N) {
           hn::StoreU(vs, df, sb + i + t);
           hn::StoreU(vz, di, zb + i + t);
         }
       }
-      return DequantizeFew<kY, Scales::kPerElement>(dec, codes, e + j, rest, sb, z != nullptr ? zb : nullptr,
-                                                    out + j * YSize(kY));
+      const int32_t* zs = z != nullptr ? zb : nullptr;
+      if (from == j) {
+        return DequantizeFew<kY, Scales::kPerElement>(dec, codes, e + j, rest, sb, zs, out + j * YSize(kY));
+      }
+      DequantizeSpan<kY, Scales::kPerElement>(dec, codes, e + from, 4 * N, sb, zs, out + from * YSize(kY));
+      if (whole < count) {
+        DequantizeFew<kY, Scales::kPerElement>(dec, codes, e + whole, count - whole, sb + 4 * N,
+                                               zs != nullptr ? zs + 4 * N : nullptr, out + whole * YSize(kY));
+      }
+      return;
     }
   }
   int64_t len = period - (phase + j) % period;
