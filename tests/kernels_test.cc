@@ -921,6 +921,49 @@ TEST_P(KernelTest, DequantizeEveryType) {
   }
 }
 
+// float8e5m2 codes whose NaN codes (0x7D-0x7F, 0xFD-0xFF) first appear after some groups, or in
+// the first, and then here and there: the groups before and after (decoded with and without the
+// NaN fix) match the reference, NaN lanes included, per tensor and per column.
+TEST_P(KernelTest, Float8E5M2NaNCodesAfterFiniteGroups) {
+  std::mt19937 rng(23);
+  const int64_t L = lanes_, n = 40 * L + 7;
+  for (int64_t first_nan : {int64_t{0}, 9 * L + 1, n - 1}) {
+    std::vector<uint8_t> codes(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      uint8_t b = static_cast<uint8_t>(rng());
+      if (i < first_nan && (b & 0x7F) > 0x7C) b = 0x7C;  // +-Inf before the first NaN
+      codes[static_cast<size_t>(i)] = b;
+    }
+    codes[static_cast<size_t>(first_nan)] = first_nan % 2 == 0 ? 0xFD : 0x7F;
+    for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
+      for (bool per_column : {false, true}) {
+        const std::vector<int64_t> shape = per_column ? std::vector<int64_t>{n / 3, 3} : std::vector<int64_t>{n};
+        const int64_t m = per_column ? n / 3 * 3 : n, sn = per_column ? 3 : 1;
+        const std::vector<uint8_t> sdata = MakeScales(QLINEAR_DTYPE_FLOAT, sn, 0.037f, rng);
+        const std::vector<int64_t> s_shape{sn};
+        const qlinear_tensor x{QLINEAR_DTYPE_FLOAT8E5M2, static_cast<int32_t>(shape.size()), shape.data(), codes.data()};
+        const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, per_column ? 1 : 0, s_shape.data(), sdata.data()};
+        qlinear_dequantize_attrs a;
+        qlinear_dequantize_attrs_init(&a);
+        a.axis = per_column ? 1 : 0;
+        a.output_dtype = yt;
+        const size_t ybytes = Bytes(yt, m);
+        Buffer y(ybytes, 1);
+        ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, nullptr, &a, y.data(), ybytes), QLINEAR_OK) << qlinear_last_error();
+        ASSERT_TRUE(y.RedZonesIntact());
+        DequantizePlan plan;
+        ASSERT_EQ(PlanDequantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
+        std::vector<uint8_t> want(ybytes + 1);
+        DequantizeReference(plan, want.data(), 0, m);
+        for (size_t i = 0; i < ybytes; ++i) {
+          ASSERT_EQ(y.data()[i], want[i]) << "byte " << i << " first NaN " << first_nan << " output "
+                                          << qlinear_dtype_name(yt) << (per_column ? " per column" : "");
+        }
+      }
+    }
+  }
+}
+
 // Zero points of every integer type, decoded a vector at a time from 64 of them on: a scale and
 // zero point per column of x [4, D] (D odd, >= 64 + 4 lanes), range calls whose scale windows
 // start on every field of a packed zero-point byte and end anywhere, DequantizeLinear and
