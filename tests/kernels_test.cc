@@ -923,41 +923,49 @@ TEST_P(KernelTest, DequantizeEveryType) {
 
 // float8e5m2 codes whose NaN codes (0x7D-0x7F, 0xFD-0xFF) first appear after some groups, or in
 // the first, and then here and there: the groups before and after (decoded with and without the
-// NaN fix) match the reference, NaN lanes included, per tensor and per column.
+// NaN fix) match the reference, NaN lanes included, per tensor, per column and in blocks of 32
+// along rows of several groups.
 TEST_P(KernelTest, Float8E5M2NaNCodesAfterFiniteGroups) {
   std::mt19937 rng(23);
-  const int64_t L = lanes_, n = 40 * L + 7;
+  const int64_t L = lanes_, n = 40 * L + 8, w = n / 2;
+  struct Case {
+    std::vector<int64_t> x_shape, s_shape;
+    int64_t axis, block;
+  };
+  const Case cases[] = {{{n}, {}, 0, 0}, {{2, w}, {w}, 1, 0}, {{2, w}, {2, (w + 31) / 32}, 1, 32}};
   for (int64_t first_nan : {int64_t{0}, 9 * L + 1, n - 1}) {
     std::vector<uint8_t> codes(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       uint8_t b = static_cast<uint8_t>(rng());
-      if (i < first_nan && (b & 0x7F) > 0x7C) b = 0x7C;  // +-Inf before the first NaN
+      if (i < first_nan && (b & 0x7F) > 0x7C) b = static_cast<uint8_t>((b & 0x80) | 0x7C);  // +-Inf before it
       codes[static_cast<size_t>(i)] = b;
     }
     codes[static_cast<size_t>(first_nan)] = first_nan % 2 == 0 ? 0xFD : 0x7F;
     for (int32_t yt : {QLINEAR_DTYPE_FLOAT, QLINEAR_DTYPE_FLOAT16, QLINEAR_DTYPE_BFLOAT16}) {
-      for (bool per_column : {false, true}) {
-        const std::vector<int64_t> shape = per_column ? std::vector<int64_t>{n / 3, 3} : std::vector<int64_t>{n};
-        const int64_t m = per_column ? n / 3 * 3 : n, sn = per_column ? 3 : 1;
+      for (const Case& c : cases) {
+        int64_t sn = 1;
+        for (int64_t d : c.s_shape) sn *= d;
         const std::vector<uint8_t> sdata = MakeScales(QLINEAR_DTYPE_FLOAT, sn, 0.037f, rng);
-        const std::vector<int64_t> s_shape{sn};
-        const qlinear_tensor x{QLINEAR_DTYPE_FLOAT8E5M2, static_cast<int32_t>(shape.size()), shape.data(), codes.data()};
-        const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, per_column ? 1 : 0, s_shape.data(), sdata.data()};
+        const qlinear_tensor x{QLINEAR_DTYPE_FLOAT8E5M2, static_cast<int32_t>(c.x_shape.size()), c.x_shape.data(),
+                               codes.data()};
+        const qlinear_tensor sc{QLINEAR_DTYPE_FLOAT, static_cast<int32_t>(c.s_shape.size()), c.s_shape.data(),
+                                sdata.data()};
         qlinear_dequantize_attrs a;
         qlinear_dequantize_attrs_init(&a);
-        a.axis = per_column ? 1 : 0;
+        a.axis = c.axis;
+        a.block_size = c.block;
         a.output_dtype = yt;
-        const size_t ybytes = Bytes(yt, m);
+        const size_t ybytes = Bytes(yt, n);
         Buffer y(ybytes, 1);
         ASSERT_EQ(qlinear_dequantize_linear(&x, &sc, nullptr, &a, y.data(), ybytes), QLINEAR_OK) << qlinear_last_error();
         ASSERT_TRUE(y.RedZonesIntact());
         DequantizePlan plan;
         ASSERT_EQ(PlanDequantize(&x, &sc, nullptr, &a, &plan), QLINEAR_OK);
         std::vector<uint8_t> want(ybytes + 1);
-        DequantizeReference(plan, want.data(), 0, m);
+        DequantizeReference(plan, want.data(), 0, n);
         for (size_t i = 0; i < ybytes; ++i) {
           ASSERT_EQ(y.data()[i], want[i]) << "byte " << i << " first NaN " << first_nan << " output "
-                                          << qlinear_dtype_name(yt) << (per_column ? " per column" : "");
+                                          << qlinear_dtype_name(yt) << " scales " << sn << " block " << c.block;
         }
       }
     }
